@@ -1,0 +1,142 @@
+//! SWAR logic on a bucket word: four 16-bit fingerprint lanes in one `u64`.
+//!
+//! Lane `k` occupies bits `16k..16k+16`; the value 0 marks an empty lane, which is why a
+//! fingerprint is never 0. Every function here is pure: the concurrent protocol lives in `table`.
+
+/// Lanes in a bucket.
+pub(crate) const LANES: usize = 4;
+
+const LANE_BITS: u32 = 16;
+const LOW_BITS: u64 = 0x0001_0001_0001_0001;
+const HIGH_BITS: u64 = 0x8000_8000_8000_8000;
+
+/// A fingerprint copied into all four lanes.
+#[inline]
+const fn broadcast(fingerprint: u16) -> u64 {
+    fingerprint as u64 * LOW_BITS
+}
+
+/// The classic has-zero-lane test. Borrows can set flags above a true zero lane, so only the
+/// lowest flag is exact; that flag exists exactly when some lane is zero.
+#[inline]
+const fn zero_lane_flags(word: u64) -> u64 {
+    word.wrapping_sub(LOW_BITS) & !word & HIGH_BITS
+}
+
+#[inline]
+const fn lowest_flagged_lane(flags: u64) -> Option<usize> {
+    if flags == 0 {
+        None
+    } else {
+        Some((flags.trailing_zeros() / LANE_BITS) as usize)
+    }
+}
+
+/// Whether any lane of `word` holds `fingerprint`.
+#[inline]
+pub(crate) const fn contains(word: u64, fingerprint: u16) -> bool {
+    zero_lane_flags(word ^ broadcast(fingerprint)) != 0
+}
+
+/// The lowest lane of `word` that holds `fingerprint`.
+#[inline]
+pub(crate) const fn find(word: u64, fingerprint: u16) -> Option<usize> {
+    lowest_flagged_lane(zero_lane_flags(word ^ broadcast(fingerprint)))
+}
+
+/// The lowest empty lane of `word`.
+#[inline]
+pub(crate) const fn find_empty(word: u64) -> Option<usize> {
+    lowest_flagged_lane(zero_lane_flags(word))
+}
+
+/// The fingerprint in `lane` (0 when the lane is empty).
+#[inline]
+pub(crate) const fn lane(word: u64, lane: usize) -> u16 {
+    (word >> (lane as u32 * LANE_BITS)) as u16
+}
+
+/// `word` with `lane`, which must be empty, set to `fingerprint`.
+#[inline]
+pub(crate) const fn with_lane(word: u64, lane: usize, fingerprint: u16) -> u64 {
+    debug_assert!(self::lane(word, lane) == 0);
+    word | (fingerprint as u64) << (lane as u32 * LANE_BITS)
+}
+
+/// `word` with `lane` emptied.
+#[inline]
+pub(crate) const fn without_lane(word: u64, lane: usize) -> u64 {
+    word & !(0xFFFF << (lane as u32 * LANE_BITS))
+}
+
+/// How many lanes of `word` hold `fingerprint`.
+#[inline]
+pub(crate) fn count(word: u64, fingerprint: u16) -> usize {
+    (0..LANES).filter(|&k| lane(word, k) == fingerprint).count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A word whose lanes are given lowest first.
+    fn word(lanes: [u16; LANES]) -> u64 {
+        lanes
+            .iter()
+            .enumerate()
+            .fold(0, |w, (k, &f)| w | (f as u64) << (16 * k))
+    }
+
+    fn naive_find(lanes: [u16; LANES], f: u16) -> Option<usize> {
+        lanes.iter().position(|&x| x == f)
+    }
+
+    /// Values that stress borrows: 0, 1, lane-boundary patterns, the top bit and all ones.
+    const TRICKY: [u16; 9] = [0, 1, 2, 0x00FF, 0x0100, 0x7FFF, 0x8000, 0x8001, 0xFFFF];
+
+    #[test]
+    fn find_matches_naive_scan_for_every_lane_position_and_tricky_neighbours() {
+        for target in TRICKY.iter().copied().filter(|&f| f != 0) {
+            for a in TRICKY {
+                for b in TRICKY {
+                    for c in TRICKY {
+                        for d in TRICKY {
+                            let lanes = [a, b, c, d];
+                            let w = word(lanes);
+                            assert_eq!(find(w, target), naive_find(lanes, target), "{lanes:x?}");
+                            assert_eq!(contains(w, target), lanes.contains(&target));
+                            assert_eq!(find_empty(w), naive_find(lanes, 0), "{lanes:x?}");
+                            assert_eq!(count(w, target), lanes.iter().filter(|&&x| x == target).count());
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn set_and_clear_touch_only_their_lane() {
+        for k in 0..LANES {
+            let full = word([0x1111, 0x2222, 0x3333, 0x4444]);
+            let cleared = without_lane(full, k);
+            assert_eq!(lane(cleared, k), 0);
+            assert_eq!(find_empty(cleared), Some(k));
+            for other in (0..LANES).filter(|&o| o != k) {
+                assert_eq!(lane(cleared, other), lane(full, other));
+            }
+            assert_eq!(with_lane(cleared, k, lane(full, k)), full);
+            assert_eq!(with_lane(0, k, 0xBEEF), 0xBEEF << (16 * k));
+            assert_eq!(find(with_lane(0, k, 0xBEEF), 0xBEEF), Some(k));
+        }
+    }
+
+    #[test]
+    fn find_reports_the_lowest_match_even_with_borrow_ghosts() {
+        // A zero lane below a lane holding 1 makes the naive flags ghost-flag the upper lane.
+        let w = word([7, 0, 1, 7]);
+        assert_eq!(find(w, 7), Some(0));
+        assert_eq!(find_empty(w), Some(1));
+        assert_eq!(find(word([0, 1, 0x8001, 1]), 1), Some(1));
+        assert_eq!(find(word([2, 3, 4, 5]), 1), None);
+    }
+}

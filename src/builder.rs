@@ -1,0 +1,110 @@
+//! [`Builder`]: sizing and hasher choice for a [`CuckooFilter`].
+
+use core::hash::BuildHasher;
+
+use crate::error::BuildError;
+use crate::filter::CuckooFilter;
+use crate::hash::DefaultHashBuilder;
+use crate::sizing::{buckets_for, capacity_of};
+use crate::table::{Table, DEFAULT_LOOKUP_RETRIES};
+
+/// Configures and builds a [`CuckooFilter`].
+///
+/// # Examples
+///
+/// ```
+/// use lockfree_cuckoo::CuckooFilter;
+///
+/// let filter = CuckooFilter::builder()
+///     .capacity(1_000)
+///     .hasher(std::collections::hash_map::RandomState::new())
+///     .build();
+/// assert!(filter.capacity() >= 1_000);
+/// ```
+#[derive(Clone, Debug)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct Builder<S = DefaultHashBuilder> {
+    capacity: usize,
+    buckets: Option<usize>,
+    lookup_retries: u32,
+    hasher: S,
+}
+
+impl Builder<DefaultHashBuilder> {
+    pub(crate) fn new() -> Self {
+        Self {
+            capacity: 0,
+            buckets: None,
+            lookup_retries: DEFAULT_LOOKUP_RETRIES,
+            hasher: DefaultHashBuilder::default(),
+        }
+    }
+}
+
+impl<S: BuildHasher> Builder<S> {
+    /// Sets how many distinct items the filter must accept (default 0: a one-bucket filter that
+    /// holds four items).
+    pub fn capacity(mut self, capacity: usize) -> Self {
+        self.capacity = capacity;
+        self
+    }
+
+    /// Sets the hasher that maps items to fingerprints and buckets.
+    ///
+    /// It must be deterministic for the filter's lifetime (every `BuildHasher` is), and the same
+    /// in every process that shares a saved filter.
+    pub fn hasher<T: BuildHasher>(self, hasher: T) -> Builder<T> {
+        Builder {
+            capacity: self.capacity,
+            buckets: self.buckets,
+            lookup_retries: self.lookup_retries,
+            hasher,
+        }
+    }
+
+    /// Low level, for model tests: use exactly `buckets` buckets (at least 1), overriding the
+    /// capacity.
+    #[doc(hidden)]
+    pub fn bucket_count(mut self, buckets: usize) -> Self {
+        self.buckets = Some(buckets.max(1));
+        self
+    }
+
+    /// Low level, for model tests: validation attempts a lookup makes before answering `true`
+    /// without proof (default 8).
+    #[doc(hidden)]
+    pub fn lookup_retries(mut self, retries: u32) -> Self {
+        self.lookup_retries = retries;
+        self
+    }
+
+    /// Builds the filter.
+    ///
+    /// # Panics
+    ///
+    /// If the table cannot be allocated; [`try_build`](Self::try_build) returns an error
+    /// instead.
+    pub fn build(self) -> CuckooFilter<S> {
+        match self.try_build() {
+            Ok(filter) => filter,
+            Err(err) => panic!("{err}"),
+        }
+    }
+
+    /// Builds the filter, or says why the table cannot be allocated.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildError::CapacityOverflow`] when the table for the capacity exceeds the address
+    /// space, [`BuildError::AllocationFailed`] when the allocator refuses it.
+    pub fn try_build(self) -> Result<CuckooFilter<S>, BuildError> {
+        let requested = self.capacity;
+        let buckets = match self.buckets {
+            Some(buckets) => buckets,
+            None => buckets_for(requested).ok_or(BuildError::CapacityOverflow { requested })?,
+        };
+        let table = Table::try_new(buckets, self.lookup_retries)?;
+        let capacity = capacity_of(buckets);
+        Ok(CuckooFilter::from_parts(table, self.hasher, capacity))
+    }
+}

@@ -1,0 +1,394 @@
+//! [`CuckooFilter`]: the public face of the table.
+
+use core::fmt;
+use core::hash::{BuildHasher, Hash};
+
+use crate::bucket::LANES;
+use crate::builder::Builder;
+use crate::error::InsertError;
+use crate::hash::{self, DefaultHashBuilder, Slots};
+use crate::stats::Stats;
+use crate::table::Table;
+
+/// A concurrent cuckoo filter: an approximate set that any number of threads share through
+/// `&self` (typically as `Arc<CuckooFilter>`), with no lock anywhere.
+///
+/// Lookups are wait-free and never give a false negative; inserts and removes are lock-free.
+/// The filter is a multiset: an item inserted `k` times is present until removed `k` times. See
+/// the [crate documentation](crate) for the guarantees in full.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use lockfree_cuckoo::CuckooFilter;
+///
+/// let filter = Arc::new(CuckooFilter::with_capacity(10_000));
+/// let writer = {
+///     let filter = Arc::clone(&filter);
+///     std::thread::spawn(move || filter.insert(&42u64).unwrap())
+/// };
+/// writer.join().unwrap();
+/// assert!(filter.contains(&42u64));
+/// assert!(filter.remove(&42u64));
+/// assert!(!filter.contains(&42u64));
+/// ```
+pub struct CuckooFilter<S = DefaultHashBuilder> {
+    table: Table,
+    hasher: S,
+    capacity: usize,
+}
+
+impl CuckooFilter<DefaultHashBuilder> {
+    /// A filter that accepts at least `capacity` distinct items, with the default hasher.
+    ///
+    /// Inserts from several threads at once reach the capacity too. Past it, inserts succeed
+    /// until the table is about 95% full and then return [`InsertError::Full`].
+    ///
+    /// # Panics
+    ///
+    /// If the table cannot be allocated; use [`builder`](Self::builder) and
+    /// [`Builder::try_build`] to get an error instead.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::with_capacity(1_000_000);
+    /// assert!(filter.capacity() >= 1_000_000);
+    /// assert!(filter.memory_usage() < 2_200_000);
+    /// ```
+    pub fn with_capacity(capacity: usize) -> Self {
+        Self::builder().capacity(capacity).build()
+    }
+
+    /// A [`Builder`] with the default hasher and capacity 0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::builder().capacity(500).build();
+    /// assert!(filter.capacity() >= 500);
+    /// ```
+    pub fn builder() -> Builder<DefaultHashBuilder> {
+        Builder::new()
+    }
+}
+
+impl<S: BuildHasher> CuckooFilter<S> {
+    pub(crate) fn from_parts(table: Table, hasher: S, capacity: usize) -> Self {
+        Self { table, hasher, capacity }
+    }
+
+    #[inline]
+    fn slots_of<T: Hash + ?Sized>(&self, item: &T) -> Slots {
+        self.slots_of_hash(self.hasher.hash_one(item))
+    }
+
+    #[inline]
+    fn slots_of_hash(&self, hash: u64) -> Slots {
+        hash::slots(hash, self.table.bucket_count())
+    }
+
+    /// Adds one copy of `item`.
+    ///
+    /// If neither of the item's buckets has a free lane, the insert searches for the shortest
+    /// chain of at most five relocations that frees one and commits it last hop first; every
+    /// fingerprint stays in the table throughout.
+    ///
+    /// # Errors
+    ///
+    /// [`InsertError::Full`] when no such chain exists. The filter is then unchanged as a set:
+    /// nothing was stored and nothing was lost. An item fits at most eight times (four lanes in
+    /// each of its two buckets).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::with_capacity(100);
+    /// filter.insert("apple")?;
+    /// assert!(filter.contains("apple"));
+    /// # Ok::<(), lockfree_cuckoo::InsertError>(())
+    /// ```
+    pub fn insert<T: Hash + ?Sized>(&self, item: &T) -> Result<(), InsertError> {
+        self.table.insert(self.slots_of(item))
+    }
+
+    /// Whether `item` may be present: `true` for every item inserted and not since removed, and
+    /// for a small fraction of other items (about `8 × load / 65535`, 0.012% at full load).
+    ///
+    /// Wait-free: a bounded number of reads, whatever other threads do.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::with_capacity(100);
+    /// filter.insert(&7u32).unwrap();
+    /// assert!(filter.contains(&7u32));
+    /// ```
+    #[inline]
+    pub fn contains<T: Hash + ?Sized>(&self, item: &T) -> bool {
+        self.table.contains(self.slots_of(item))
+    }
+
+    /// Removes one copy of `item`, returning whether one was found.
+    ///
+    /// Like every cuckoo filter, this removes a matching *fingerprint*: removing an item that was
+    /// never inserted may remove a different item that shares its fingerprint and buckets, which
+    /// then reads as absent. Remove only what you inserted. If no matching fingerprint is
+    /// present, returns `false` and changes nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::with_capacity(100);
+    /// filter.insert("a").unwrap();
+    /// filter.insert("a").unwrap();
+    /// assert!(filter.remove("a"));
+    /// assert!(filter.contains("a")); // one copy left
+    /// assert!(filter.remove("a"));
+    /// assert!(!filter.remove("a"));
+    /// ```
+    pub fn remove<T: Hash + ?Sized>(&self, item: &T) -> bool {
+        self.table.remove(self.slots_of(item))
+    }
+
+    /// [`insert`](Self::insert) for an item whose 64-bit hash the caller already has.
+    ///
+    /// Low level: the filter takes the fingerprint from the low 16 bits and the bucket from the
+    /// high 48, so the hash must be well mixed (the output of a good hasher). Items hashed this
+    /// way and items passed to [`insert`](Self::insert) only meet if the caller used the
+    /// filter's own [`hasher`](Self::hasher).
+    ///
+    /// # Errors
+    ///
+    /// As [`insert`](Self::insert).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::hash::BuildHasher;
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::with_capacity(100);
+    /// let hash = filter.hasher().hash_one("key");
+    /// filter.insert_hash(hash).unwrap();
+    /// assert!(filter.contains("key"));
+    /// ```
+    pub fn insert_hash(&self, hash: u64) -> Result<(), InsertError> {
+        self.table.insert(self.slots_of_hash(hash))
+    }
+
+    /// [`contains`](Self::contains) for a precomputed hash; see [`insert_hash`](Self::insert_hash).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::with_capacity(100);
+    /// filter.insert_hash(0x1234_5678_9abc_def0).unwrap();
+    /// assert!(filter.contains_hash(0x1234_5678_9abc_def0));
+    /// ```
+    #[inline]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        self.table.contains(self.slots_of_hash(hash))
+    }
+
+    /// [`remove`](Self::remove) for a precomputed hash; see [`insert_hash`](Self::insert_hash).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::with_capacity(100);
+    /// filter.insert_hash(99).unwrap();
+    /// assert!(filter.remove_hash(99));
+    /// assert!(!filter.contains_hash(99));
+    /// ```
+    pub fn remove_hash(&self, hash: u64) -> bool {
+        self.table.remove(self.slots_of_hash(hash))
+    }
+
+    /// Low level, for model tests: a hash whose primary bucket is `bucket` and whose fingerprint
+    /// is `fingerprint` (non-zero), for use with the `*_hash` methods.
+    #[doc(hidden)]
+    pub fn hash_for_slot(&self, bucket: usize, fingerprint: u16) -> u64 {
+        hash::compose(bucket, fingerprint, self.table.bucket_count())
+    }
+
+    /// Low level, for model tests: the primary bucket, alternate bucket and fingerprint of a
+    /// hash.
+    #[doc(hidden)]
+    pub fn slots_for_hash(&self, hash: u64) -> (usize, usize, u16) {
+        let s = self.slots_of_hash(hash);
+        (s.first, s.second, s.fingerprint)
+    }
+
+    /// Low level, for model tests: how many copies of `fingerprint` bucket `bucket` holds.
+    #[doc(hidden)]
+    pub fn fingerprint_count(&self, bucket: usize, fingerprint: u16) -> usize {
+        self.table.fingerprint_count(bucket, fingerprint)
+    }
+
+    /// The hasher that maps items to fingerprints and buckets.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::hash::BuildHasher;
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::with_capacity(10);
+    /// assert_eq!(filter.hasher().hash_one(1u8), filter.hasher().hash_one(1u8));
+    /// ```
+    pub fn hasher(&self) -> &S {
+        &self.hasher
+    }
+}
+
+impl<S> CuckooFilter<S> {
+    /// Accepted inserts minus successful removes: exact when no insert or remove is in flight,
+    /// approximate while they run.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::with_capacity(10);
+    /// filter.insert("x").unwrap();
+    /// filter.insert("x").unwrap();
+    /// assert_eq!(filter.len(), 2);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    /// Whether [`len`](Self::len) is 0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// assert!(CuckooFilter::with_capacity(10).is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// How many distinct items the filter promises to accept: at least the capacity asked for.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// assert!(CuckooFilter::with_capacity(12_345).capacity() >= 12_345);
+    /// ```
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// The fraction of fingerprint lanes in use, [`len`](Self::len) over four lanes a bucket.
+    /// The false-positive rate grows with it: about `8 × load / 65535`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::with_capacity(1000);
+    /// assert_eq!(filter.load_factor(), 0.0);
+    /// filter.insert("a").unwrap();
+    /// assert!(filter.load_factor() > 0.0);
+    /// ```
+    pub fn load_factor(&self) -> f64 {
+        self.len() as f64 / (self.table.bucket_count() * LANES) as f64
+    }
+
+    /// Bytes the filter occupies: the table (8 bytes a bucket), its version stripes, counters
+    /// and the filter itself.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::with_capacity(1_000_000);
+    /// let per_item = filter.memory_usage() as f64 / 1_000_000.0;
+    /// assert!(per_item < 2.2, "{per_item}");
+    /// ```
+    pub fn memory_usage(&self) -> usize {
+        self.table.memory_usage() + core::mem::size_of::<Self>() - core::mem::size_of::<Table>()
+    }
+
+    /// The number of buckets (four lanes each).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::with_capacity(1000);
+    /// assert!(filter.bucket_count() * 4 >= filter.capacity());
+    /// ```
+    pub fn bucket_count(&self) -> usize {
+        self.table.bucket_count()
+    }
+
+    /// A snapshot of the operation counters: relocations, path lengths, refusals, conservative
+    /// lookups, surplus removals.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::with_capacity(100);
+    /// filter.insert("a").unwrap();
+    /// assert_eq!(filter.stats().refused_inserts, 0);
+    /// ```
+    pub fn stats(&self) -> Stats {
+        self.table.stats()
+    }
+
+    /// Removes every item and resets the counters.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let mut filter = CuckooFilter::with_capacity(100);
+    /// filter.insert("a").unwrap();
+    /// filter.clear();
+    /// assert!(filter.is_empty());
+    /// assert!(!filter.contains("a"));
+    /// ```
+    pub fn clear(&mut self) {
+        self.table.clear();
+    }
+}
+
+impl<S> fmt::Debug for CuckooFilter<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CuckooFilter")
+            .field("len", &self.len())
+            .field("capacity", &self.capacity)
+            .field("buckets", &self.table.bucket_count())
+            .field("memory_usage", &self.memory_usage())
+            .finish_non_exhaustive()
+    }
+}

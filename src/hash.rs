@@ -1,0 +1,247 @@
+//! From an item's 64-bit hash to its fingerprint and its two buckets.
+//!
+//! The bucket index comes from the high 48 bits (multiply-shift "fastrange", so any bucket count
+//! works) and the fingerprint from the low 16: disjoint bits, so two items that share a
+//! fingerprint are no likelier to share a bucket. The alternate bucket is a reflection,
+//! `alt(i, f) = (c(f) - i) mod m`, an involution for every `m`, not only powers of two.
+
+use core::hash::{BuildHasher, Hasher};
+
+/// Where an item lives: its fingerprint and its two candidate buckets (equal for some items).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Slots {
+    pub(crate) fingerprint: u16,
+    pub(crate) first: usize,
+    pub(crate) second: usize,
+}
+
+/// The fingerprint of a hash: its low 16 bits, with 0 (the empty lane) mapped to 1.
+#[inline]
+pub(crate) const fn fingerprint(hash: u64) -> u16 {
+    let low = hash as u16;
+    if low == 0 {
+        1
+    } else {
+        low
+    }
+}
+
+/// The primary bucket of a hash among `buckets`, from the bits above the fingerprint.
+#[inline]
+pub(crate) const fn index(hash: u64, buckets: usize) -> usize {
+    (((hash >> 16) as u128 * buckets as u128) >> 48) as usize
+}
+
+/// The other bucket of the fingerprint found in bucket `i`: `alt(alt(i, f), f) == i`.
+#[inline]
+pub(crate) const fn alt_index(i: usize, fingerprint: u16, buckets: usize) -> usize {
+    // Golden-ratio multiply spreads the 16 fingerprint bits over the word; fastrange reduces it.
+    let mixed = (fingerprint as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let centre = ((mixed as u128 * buckets as u128) >> 64) as usize;
+    if centre >= i {
+        centre - i
+    } else {
+        centre + buckets - i
+    }
+}
+
+/// The fingerprint and both buckets of a hash.
+#[inline]
+pub(crate) const fn slots(hash: u64, buckets: usize) -> Slots {
+    let fingerprint = fingerprint(hash);
+    let first = index(hash, buckets);
+    Slots {
+        fingerprint,
+        first,
+        second: alt_index(first, fingerprint, buckets),
+    }
+}
+
+/// A hash whose primary bucket is `bucket` and whose fingerprint is `fingerprint` (non-zero).
+pub(crate) const fn compose(bucket: usize, fingerprint: u16, buckets: usize) -> u64 {
+    // The smallest 48-bit value that fastrange maps to `bucket`.
+    let high = ((bucket as u128) << 48).div_ceil(buckets as u128) as u64;
+    high << 16 | fingerprint as u64
+}
+
+/// The default hasher: aHash with fixed seeds, so an item maps to the same buckets in every
+/// process of the same build.
+///
+/// aHash does not promise the same output across its own versions, or between builds with
+/// different CPU features (for example `target-cpu=native` with AES): only within one build.
+///
+/// # Examples
+///
+/// ```
+/// use std::hash::BuildHasher;
+/// use lockfree_cuckoo::DefaultHashBuilder;
+///
+/// let a = DefaultHashBuilder::default().hash_one("key");
+/// let b = DefaultHashBuilder::default().hash_one("key");
+/// assert_eq!(a, b);
+/// ```
+#[derive(Clone, Debug)]
+pub struct DefaultHashBuilder(ahash::RandomState);
+
+impl Default for DefaultHashBuilder {
+    fn default() -> Self {
+        Self(ahash::RandomState::with_seeds(
+            0x243F_6A88_85A3_08D3,
+            0x1319_8A2E_0370_7344,
+            0xA409_3822_299F_31D0,
+            0x082E_FA98_EC4E_6C89,
+        ))
+    }
+}
+
+impl BuildHasher for DefaultHashBuilder {
+    type Hasher = DefaultHasher;
+
+    #[inline]
+    fn build_hasher(&self) -> DefaultHasher {
+        DefaultHasher(self.0.build_hasher())
+    }
+}
+
+/// The hasher made by [`DefaultHashBuilder`].
+#[derive(Clone, Debug)]
+pub struct DefaultHasher(ahash::AHasher);
+
+impl Hasher for DefaultHasher {
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0.finish()
+    }
+
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.write(bytes);
+    }
+
+    #[inline]
+    fn write_u64(&mut self, value: u64) {
+        self.0.write_u64(value);
+    }
+
+    #[inline]
+    fn write_usize(&mut self, value: usize) {
+        self.0.write_usize(value);
+    }
+
+    #[inline]
+    fn write_u32(&mut self, value: u32) {
+        self.0.write_u32(value);
+    }
+
+    #[inline]
+    fn write_u8(&mut self, value: u8) {
+        self.0.write_u8(value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{rngs::StdRng, Rng, SeedableRng};
+
+    const SIZES: [usize; 14] = [1, 2, 3, 4, 5, 7, 8, 9, 97, 255, 256, 257, 65_537, 1_000_003];
+
+    #[test]
+    fn fingerprint_is_never_zero() {
+        assert_eq!(fingerprint(0), 1);
+        assert_eq!(fingerprint(0xFFFF_0000), 1);
+        assert_eq!(fingerprint(0x1_0002), 2);
+        for f in 1..=u16::MAX {
+            assert_eq!(fingerprint(f as u64 | 0xABCD_0000), f);
+        }
+    }
+
+    #[test]
+    fn alt_is_an_involution_within_range_for_every_size() {
+        for m in SIZES {
+            for f in (1..=u16::MAX).step_by(97).chain([1, u16::MAX]) {
+                for i in [0, m / 2, m - 1] {
+                    let j = alt_index(i, f, m);
+                    assert!(j < m, "alt({i}, {f}) = {j} out of {m}");
+                    assert_eq!(alt_index(j, f, m), i, "m={m} f={f} i={i}");
+                }
+            }
+        }
+        let mut rng = StdRng::seed_from_u64(1);
+        for _ in 0..100_000 {
+            let m = rng.random_range(1..1 << 30);
+            let i = rng.random_range(0..m);
+            let f = rng.random_range(1..=u16::MAX);
+            let j = alt_index(i, f, m);
+            assert!(j < m);
+            assert_eq!(alt_index(j, f, m), i);
+        }
+    }
+
+    #[test]
+    fn index_stays_in_range_and_spreads_evenly() {
+        for m in SIZES {
+            assert_eq!(index(0, m), 0);
+            assert_eq!(index(u64::MAX, m), m - 1);
+        }
+        let m = 10;
+        let mut counts = [0u32; 10];
+        let mut rng = StdRng::seed_from_u64(2);
+        for _ in 0..100_000 {
+            counts[index(rng.random(), m)] += 1;
+        }
+        for c in counts {
+            assert!((9_000..11_000).contains(&c), "{counts:?}");
+        }
+    }
+
+    #[test]
+    fn compose_round_trips_through_slots() {
+        for m in SIZES {
+            for bucket in [0, m / 3, m - 1] {
+                for f in [1, 2, 0x8000, u16::MAX] {
+                    let s = slots(compose(bucket, f, m), m);
+                    assert_eq!((s.first, s.fingerprint), (bucket, f), "m={m}");
+                    assert_eq!(s.second, alt_index(bucket, f, m));
+                }
+            }
+        }
+    }
+
+    /// If the index and the fingerprint shared bits, items in the same bucket would share
+    /// fingerprints more often than chance and the false-positive rate would rise. Count pairs
+    /// of random hashes that land in the same bucket and compare their fingerprint agreement
+    /// with the 1/65535 that independence predicts.
+    #[test]
+    fn index_and_fingerprint_are_independent() {
+        let buckets = 1 << 10;
+        let mut by_bucket = vec![Vec::new(); buckets];
+        let mut rng = StdRng::seed_from_u64(3);
+        for _ in 0..300_000 {
+            let h: u64 = rng.random();
+            by_bucket[index(h, buckets)].push(fingerprint(h));
+        }
+        let (mut pairs, mut equal) = (0u64, 0u64);
+        for prints in &by_bucket {
+            for (a, x) in prints.iter().enumerate() {
+                for y in &prints[a + 1..] {
+                    pairs += 1;
+                    equal += u64::from(x == y);
+                }
+            }
+        }
+        let expected = pairs as f64 / 65_535.0;
+        let ratio = equal as f64 / expected;
+        assert!((0.8..1.2).contains(&ratio), "{equal} equal of {pairs} pairs: {ratio:.3}x chance");
+    }
+
+    #[test]
+    fn default_hasher_is_deterministic_across_instances() {
+        let a = DefaultHashBuilder::default();
+        let b = DefaultHashBuilder::default();
+        for k in 0..1000u64 {
+            assert_eq!(a.hash_one(k), b.hash_one(k));
+        }
+        assert_ne!(a.hash_one(1u64), a.hash_one(2u64));
+    }
+}

@@ -1,0 +1,93 @@
+//! A lock-free concurrent cuckoo filter.
+//!
+//! [`CuckooFilter`] is an approximate set for many threads at once, shared as
+//! `Arc<CuckooFilter>`: `insert`, `contains` and `remove` all take `&self`, and nothing in the
+//! crate takes a lock. It follows Fan, Andersen, Kaminsky and Mitzenmacher, "Cuckoo Filter:
+//! Practically Better Than Bloom" (CoNEXT 2014): each item leaves a 16-bit fingerprint in one of
+//! two buckets of four lanes, and a bucket is one `AtomicU64` updated by compare-and-swap.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use std::thread;
+//! use lockfree_cuckoo::CuckooFilter;
+//!
+//! let seen = Arc::new(CuckooFilter::with_capacity(100_000));
+//! let workers: Vec<_> = (0..4u64)
+//!     .map(|w| {
+//!         let seen = Arc::clone(&seen);
+//!         thread::spawn(move || {
+//!             for i in 0..1_000 {
+//!                 seen.insert(&(w, i)).expect("within capacity");
+//!             }
+//!         })
+//!     })
+//!     .collect();
+//! for worker in workers {
+//!     worker.join().unwrap();
+//! }
+//! assert!((0..4u64).all(|w| (0..1_000).all(|i| seen.contains(&(w, i)))));
+//! assert_eq!(seen.len(), 4_000);
+//! ```
+//!
+//! # Guarantees
+//!
+//! - **No false negatives.** `contains` returns `true` for every item inserted and not since
+//!   removed, also while other threads relocate fingerprints between buckets.
+//! - **False positives** are rare: about `8 × load / 65535` of absent items, at most 0.0135% at
+//!   full capacity.
+//! - **Wait-free lookups**: `contains` finishes in a bounded number of steps whatever other
+//!   threads do. **Lock-free updates**: an `insert` or `remove` retries only when another
+//!   thread's operation made progress.
+//! - **Nothing lost.** An insert that finds no room returns [`InsertError::Full`] and leaves the
+//!   set as it was; a fingerprint being relocated is never outside the table.
+//! - **Multiset.** An item inserted `k` times is present until removed `k` times; one item fits
+//!   at most eight times.
+//! - **Capacity.** [`CuckooFilter::with_capacity(n)`](CuckooFilter::with_capacity) accepts `n`
+//!   distinct items, from any number of threads, at about 2.13 bytes an item for large `n` (no
+//!   power-of-two rounding).
+//!
+//! # Consistency
+//!
+//! Every operation is atomic with respect to the item it touches:
+//!
+//! - A `contains(x)` that starts after an `insert(x)` returned `Ok` — on any thread, once that
+//!   return is visible to the caller (a join, a channel, a lock, an atomic flag) — returns `true`
+//!   until a `remove(x)` takes that copy.
+//! - A `contains(x)` that starts after `remove(x)` took the last copy returns `false`, unless a
+//!   colliding item keeps the fingerprint (a false positive) or a lookup saw relocations under it
+//!   on every validation attempt, when it answers `true` conservatively
+//!   ([`Stats::conservative_lookups`] counts these).
+//! - Operations on the filter do not order memory for anything else: seeing an item through
+//!   `contains` does not make the inserting thread's other writes visible. Synchronise those
+//!   yourself.
+//! - [`len`](CuckooFilter::len) and [`stats`](CuckooFilter::stats) are sums of striped counters:
+//!   exact when no insert or remove is in flight, approximate while they run.
+//!
+//! # Removing
+//!
+//! A filter stores fingerprints, not items: removing an item that was never inserted may remove
+//! a different item with the same fingerprint and buckets, which then reads as absent. Remove
+//! only what you inserted, as often as you inserted it.
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+mod bucket;
+mod builder;
+mod error;
+mod filter;
+mod hash;
+mod path;
+mod sizing;
+mod stats;
+mod sync;
+mod table;
+
+pub use builder::Builder;
+pub use error::{BuildError, InsertError};
+pub use filter::CuckooFilter;
+pub use hash::{DefaultHashBuilder, DefaultHasher};
+pub use stats::Stats;
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -1,0 +1,157 @@
+//! Striped operation counters and the [`Stats`] snapshot.
+//!
+//! Each operation bumps a stripe chosen by its item's primary bucket, so threads working on
+//! different items rarely share a cache line and no single atomic becomes a hot spot. Counters
+//! are statistics: all Relaxed, exact once the operations they count have finished and been
+//! joined (joining synchronises), approximate while operations are in flight.
+
+use crossbeam_utils::CachePadded;
+
+use crate::sync::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+
+/// Longest cuckoo path an insert may commit, in relocations.
+pub(crate) const MAX_PATH_LEN: usize = 5;
+
+#[cfg(not(loom))]
+const STRIPES: usize = 32;
+// loom explores every atomic; one stripe keeps the models small.
+#[cfg(loom)]
+const STRIPES: usize = 1;
+
+#[derive(Debug, Default)]
+struct Stripe {
+    /// Accepted inserts minus successful removes, wrapping: a stripe may go "negative" when an
+    /// item is inserted through one stripe's thread mix and removed through another's.
+    items: AtomicUsize,
+    paths: [AtomicU64; MAX_PATH_LEN + 1],
+    relocations: AtomicU64,
+    path_retries: AtomicU64,
+    refused: AtomicU64,
+    conservative_lookups: AtomicU64,
+    surplus_removals: AtomicU64,
+}
+
+/// What an operation reports to the counters.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Event {
+    /// An insert stored its item after relocating this many fingerprints.
+    Inserted { relocations: usize },
+    Removed,
+    /// One fingerprint moved to its other bucket.
+    Relocated,
+    /// A committed path met a concurrent change and the insert searched again.
+    PathRetried,
+    Refused,
+    ConservativeLookup,
+    SurplusRemoved,
+}
+
+#[derive(Debug)]
+pub(crate) struct Counters {
+    stripes: Box<[CachePadded<Stripe>]>,
+}
+
+impl Counters {
+    pub(crate) fn new() -> Self {
+        Self {
+            stripes: (0..STRIPES).map(|_| CachePadded::new(Stripe::default())).collect(),
+        }
+    }
+
+    /// Records `event` on the stripe of the item whose primary bucket is `bucket`.
+    #[inline]
+    pub(crate) fn record(&self, bucket: usize, event: Event) {
+        let stripe = &self.stripes[bucket % STRIPES];
+        let counter = match event {
+            Event::Inserted { relocations } => {
+                stripe.items.fetch_add(1, Relaxed);
+                &stripe.paths[relocations.min(MAX_PATH_LEN)]
+            }
+            Event::Removed => {
+                stripe.items.fetch_sub(1, Relaxed);
+                return;
+            }
+            Event::Relocated => &stripe.relocations,
+            Event::PathRetried => &stripe.path_retries,
+            Event::Refused => &stripe.refused,
+            Event::ConservativeLookup => &stripe.conservative_lookups,
+            Event::SurplusRemoved => &stripe.surplus_removals,
+        };
+        counter.fetch_add(1, Relaxed);
+    }
+
+    /// Accepted inserts minus successful removes, never below zero.
+    pub(crate) fn len(&self) -> usize {
+        let net = self
+            .stripes
+            .iter()
+            .fold(0usize, |sum, s| sum.wrapping_add(s.items.load(Relaxed)));
+        // A remove may be counted before the insert it undoes; clamp the transient underflow.
+        if (net as isize) < 0 {
+            0
+        } else {
+            net
+        }
+    }
+
+    pub(crate) fn snapshot(&self) -> Stats {
+        let sum = |field: fn(&Stripe) -> &AtomicU64| {
+            self.stripes.iter().map(|s| field(s).load(Relaxed)).sum::<u64>()
+        };
+        let mut insert_paths = [0; MAX_PATH_LEN + 1];
+        for (k, slot) in insert_paths.iter_mut().enumerate() {
+            *slot = self.stripes.iter().map(|s| s.paths[k].load(Relaxed)).sum();
+        }
+        Stats {
+            insert_paths,
+            relocations: sum(|s| &s.relocations),
+            path_retries: sum(|s| &s.path_retries),
+            refused_inserts: sum(|s| &s.refused),
+            conservative_lookups: sum(|s| &s.conservative_lookups),
+            surplus_removals: sum(|s| &s.surplus_removals),
+        }
+    }
+
+    pub(crate) const fn memory_usage() -> usize {
+        STRIPES * core::mem::size_of::<CachePadded<Stripe>>()
+    }
+}
+
+/// A snapshot of a filter's operation counters, from [`CuckooFilter::stats`].
+///
+/// Counts are cumulative since the filter was built (or last cleared) and exact once the counted
+/// operations have finished; a snapshot taken while operations run may be slightly behind.
+///
+/// [`CuckooFilter::stats`]: crate::CuckooFilter::stats
+///
+/// # Examples
+///
+/// ```
+/// use lockfree_cuckoo::CuckooFilter;
+///
+/// let filter = CuckooFilter::with_capacity(1000);
+/// filter.insert("a").unwrap();
+/// let stats = filter.stats();
+/// assert_eq!(stats.insert_paths[0], 1); // stored without relocating anything
+/// assert_eq!(stats.refused_inserts, 0);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Stats {
+    /// Accepted inserts by how many fingerprints they relocated: index `k` counts inserts whose
+    /// cuckoo path had `k` hops (0: an empty lane was free in one of the item's buckets).
+    pub insert_paths: [u64; MAX_PATH_LEN + 1],
+    /// Fingerprints moved to their other bucket by inserts' cuckoo paths.
+    pub relocations: u64,
+    /// Cuckoo paths abandoned because another thread changed a bucket on them first; the insert
+    /// then searched again.
+    pub path_retries: u64,
+    /// Inserts that returned [`InsertError::Full`](crate::InsertError::Full).
+    pub refused_inserts: u64,
+    /// Lookups that saw relocations under them on every validation attempt and answered `true`
+    /// without proof (a rare extra false positive, never a false negative).
+    pub conservative_lookups: u64,
+    /// Extra copies removed after two relocations (or a relocation and a remove) raced for the
+    /// same fingerprint.
+    pub surplus_removals: u64,
+}
