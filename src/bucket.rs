@@ -81,10 +81,7 @@ mod tests {
 
     /// A word whose lanes are given lowest first.
     fn word(lanes: [u16; LANES]) -> u64 {
-        lanes
-            .iter()
-            .enumerate()
-            .fold(0, |w, (k, &f)| w | (f as u64) << (16 * k))
+        lanes.iter().enumerate().fold(0, |w, (k, &f)| w | (f as u64) << (16 * k))
     }
 
     fn naive_find(lanes: [u16; LANES], f: u16) -> Option<usize> {
@@ -106,7 +103,10 @@ mod tests {
                             assert_eq!(find(w, target), naive_find(lanes, target), "{lanes:x?}");
                             assert_eq!(contains(w, target), lanes.contains(&target));
                             assert_eq!(find_empty(w), naive_find(lanes, 0), "{lanes:x?}");
-                            assert_eq!(count(w, target), lanes.iter().filter(|&&x| x == target).count());
+                            assert_eq!(
+                                count(w, target),
+                                lanes.iter().filter(|&&x| x == target).count()
+                            );
                         }
                     }
                 }

@@ -83,13 +83,17 @@ impl<S: BuildHasher> CuckooFilter<S> {
         Self { table, hasher, capacity }
     }
 
+    pub(crate) fn table(&self) -> &Table {
+        &self.table
+    }
+
     #[inline]
     fn slots_of<T: Hash + ?Sized>(&self, item: &T) -> Slots {
         self.slots_of_hash(self.hasher.hash_one(item))
     }
 
     #[inline]
-    fn slots_of_hash(&self, hash: u64) -> Slots {
+    pub(crate) fn slots_of_hash(&self, hash: u64) -> Slots {
         hash::slots(hash, self.table.bucket_count())
     }
 

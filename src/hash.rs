@@ -50,11 +50,7 @@ pub(crate) const fn alt_index(i: usize, fingerprint: u16, buckets: usize) -> usi
 pub(crate) const fn slots(hash: u64, buckets: usize) -> Slots {
     let fingerprint = fingerprint(hash);
     let first = index(hash, buckets);
-    Slots {
-        fingerprint,
-        first,
-        second: alt_index(first, fingerprint, buckets),
-    }
+    Slots { fingerprint, first, second: alt_index(first, fingerprint, buckets) }
 }
 
 /// A hash whose primary bucket is `bucket` and whose fingerprint is `fingerprint` (non-zero).

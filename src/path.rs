@@ -10,7 +10,8 @@ use crate::stats::MAX_PATH_LEN;
 use crate::sync::{AtomicU64, Ordering::Relaxed};
 
 /// Buckets the search may examine: both roots and four children a bucket, `MAX_PATH_LEN` deep.
-const MAX_NODES: usize = 2 * (1 + LANES + LANES.pow(2) + LANES.pow(3) + LANES.pow(4) + LANES.pow(5));
+const MAX_NODES: usize =
+    2 * (1 + LANES + LANES.pow(2) + LANES.pow(3) + LANES.pow(4) + LANES.pow(5));
 
 /// One planned relocation: `fingerprint` from bucket `from` to bucket `to`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,9 +51,8 @@ impl PathSearch {
         }
         // Tiny tables would revisit their few buckets thousands of times; there a bitmask of
         // queued buckets keeps the search (and loom's models of it) small.
-        let mut queued = (buckets.len() <= 64).then(|| {
-            self.nodes.iter().fold(0u64, |mask, n| mask | 1 << n.bucket)
-        });
+        let mut queued = (buckets.len() <= 64)
+            .then(|| self.nodes.iter().fold(0u64, |mask, n| mask | 1 << n.bucket));
         let mut head = 0;
         while head < self.nodes.len() {
             let node = self.nodes[head];
@@ -74,7 +74,12 @@ impl PathSearch {
                         }
                         *mask |= 1 << to;
                     }
-                    self.nodes.push(Node { bucket: to, parent: head, fingerprint, depth: node.depth + 1 });
+                    self.nodes.push(Node {
+                        bucket: to,
+                        parent: head,
+                        fingerprint,
+                        depth: node.depth + 1,
+                    });
                 }
             }
             head += 1;

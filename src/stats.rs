@@ -13,7 +13,7 @@ use crate::sync::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 pub(crate) const MAX_PATH_LEN: usize = 5;
 
 #[cfg(not(loom))]
-const STRIPES: usize = 32;
+const STRIPES: usize = 16;
 // loom explores every atomic; one stripe keeps the models small.
 #[cfg(loom)]
 const STRIPES: usize = 1;
@@ -35,7 +35,9 @@ struct Stripe {
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Event {
     /// An insert stored its item after relocating this many fingerprints.
-    Inserted { relocations: usize },
+    Inserted {
+        relocations: usize,
+    },
     Removed,
     /// One fingerprint moved to its other bucket.
     Relocated,
@@ -53,9 +55,7 @@ pub(crate) struct Counters {
 
 impl Counters {
     pub(crate) fn new() -> Self {
-        Self {
-            stripes: (0..STRIPES).map(|_| CachePadded::new(Stripe::default())).collect(),
-        }
+        Self { stripes: (0..STRIPES).map(|_| CachePadded::new(Stripe::default())).collect() }
     }
 
     /// Records `event` on the stripe of the item whose primary bucket is `bucket`.
@@ -82,10 +82,8 @@ impl Counters {
 
     /// Accepted inserts minus successful removes, never below zero.
     pub(crate) fn len(&self) -> usize {
-        let net = self
-            .stripes
-            .iter()
-            .fold(0usize, |sum, s| sum.wrapping_add(s.items.load(Relaxed)));
+        let net =
+            self.stripes.iter().fold(0usize, |sum, s| sum.wrapping_add(s.items.load(Relaxed)));
         // A remove may be counted before the insert it undoes; clamp the transient underflow.
         if (net as isize) < 0 {
             0

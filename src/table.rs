@@ -44,8 +44,11 @@ pub(crate) const DEFAULT_LOOKUP_RETRIES: u32 = 8;
 /// Path searches an insert makes before it gives up under contention.
 const MAX_PATH_SEARCHES: usize = 64;
 
-/// Most version stripes a table has; more buckets share stripes.
-const MAX_VERSION_STRIPES: usize = 1 << 12;
+/// Buckets a version stripe covers, and the most stripes a table has: 4 KiB of counters stays
+/// in L1 for lookups, and a relocation makes an unrelated lookup retry only if it lands on the
+/// same stripe within the lookup's few nanoseconds.
+const BUCKETS_PER_VERSION: usize = 64;
+const MAX_VERSION_STRIPES: usize = 1 << 10;
 
 #[derive(Debug)]
 pub(crate) struct Table {
@@ -58,7 +61,8 @@ pub(crate) struct Table {
 
 impl Table {
     pub(crate) fn try_new(buckets: usize, lookup_retries: u32) -> Result<Self, BuildError> {
-        let stripes = buckets.next_power_of_two().clamp(1, MAX_VERSION_STRIPES);
+        let stripes =
+            (buckets.next_power_of_two() / BUCKETS_PER_VERSION).clamp(1, MAX_VERSION_STRIPES);
         Ok(Self {
             buckets: zeroed(buckets)?,
             versions: (0..stripes).map(|_| AtomicU32::new(0)).collect(),
@@ -265,9 +269,7 @@ impl Table {
 fn zeroed(len: usize) -> Result<Box<[AtomicU64]>, BuildError> {
     let bytes = len.saturating_mul(core::mem::size_of::<AtomicU64>());
     let mut words = Vec::new();
-    words
-        .try_reserve_exact(len)
-        .map_err(|_| BuildError::AllocationFailed { bytes })?;
+    words.try_reserve_exact(len).map_err(|_| BuildError::AllocationFailed { bytes })?;
     words.extend((0..len).map(|_| AtomicU64::new(0)));
     Ok(words.into_boxed_slice())
 }

@@ -1,0 +1,189 @@
+//! Single-threaded behaviour: multiset counting, removes, full tables, accounting.
+
+use std::collections::hash_map::RandomState;
+use std::hash::BuildHasher;
+
+use lockfree_cuckoo::{CuckooFilter, InsertError};
+
+/// A hash whose two buckets differ (or coincide, when `distinct` is false) in `filter`.
+fn hash_with_buckets(filter: &CuckooFilter, distinct: bool) -> u64 {
+    (1u64..)
+        .map(|k| filter.hasher().hash_one(k))
+        .find(|&h| {
+            let (first, second, _) = filter.slots_for_hash(h);
+            (first != second) == distinct
+        })
+        .expect("some hash has the wanted buckets")
+}
+
+#[test]
+fn inserted_items_are_present_until_removed() {
+    let filter = CuckooFilter::with_capacity(1000);
+    for k in 0..1000u32 {
+        filter.insert(&k).unwrap();
+    }
+    assert!((0..1000u32).all(|k| filter.contains(&k)));
+    for k in (0..1000u32).step_by(2) {
+        assert!(filter.remove(&k), "{k} was inserted");
+    }
+    assert!((1..1000u32).step_by(2).all(|k| filter.contains(&k)));
+    let still_there = (0..1000u32).step_by(2).filter(|k| filter.contains(k)).count();
+    assert!(still_there <= 2, "{still_there} removed items still answer true");
+    assert_eq!(filter.len(), 500);
+}
+
+#[test]
+fn an_item_inserted_k_times_needs_k_removes() {
+    let filter = CuckooFilter::with_capacity(100);
+    for _ in 0..5 {
+        filter.insert("dup").unwrap();
+    }
+    for left in (0..5).rev() {
+        assert!(filter.contains("dup"));
+        assert!(filter.remove("dup"));
+        assert_eq!(filter.len(), left);
+    }
+    assert!(!filter.contains("dup"));
+    assert!(!filter.remove("dup"));
+}
+
+#[test]
+fn one_item_fits_eight_times_then_is_refused() {
+    let filter = CuckooFilter::with_capacity(1000);
+    let hash = hash_with_buckets(&filter, true);
+    for copy in 0..8 {
+        assert_eq!(filter.insert_hash(hash), Ok(()), "copy {copy}");
+    }
+    assert_eq!(filter.insert_hash(hash), Err(InsertError::Full));
+    assert_eq!(filter.len(), 8);
+    assert_eq!(filter.stats().refused_inserts, 1);
+    for _ in 0..8 {
+        assert!(filter.remove_hash(hash));
+    }
+    assert!(!filter.contains_hash(hash));
+}
+
+#[test]
+fn an_item_with_one_bucket_fits_four_times() {
+    let filter = CuckooFilter::with_capacity(1000);
+    let hash = hash_with_buckets(&filter, false);
+    for _ in 0..4 {
+        filter.insert_hash(hash).unwrap();
+    }
+    assert_eq!(filter.insert_hash(hash), Err(InsertError::Full));
+    assert_eq!(filter.len(), 4);
+}
+
+#[test]
+fn removing_an_absent_item_changes_nothing() {
+    let filter = CuckooFilter::with_capacity(1000);
+    for k in 0..800u64 {
+        filter.insert(&k).unwrap();
+    }
+    let absent: Vec<u64> = (1_000_000..1_010_000).filter(|k| !filter.contains(k)).collect();
+    for k in &absent {
+        assert!(!filter.remove(k));
+    }
+    assert_eq!(filter.len(), 800);
+    assert!((0..800u64).all(|k| filter.contains(&k)));
+}
+
+#[test]
+fn a_full_filter_keeps_every_item_it_accepted() {
+    for capacity in [10, 1_000, 50_000] {
+        let filter = CuckooFilter::with_capacity(capacity);
+        let mut accepted = Vec::new();
+        let mut refused = 0;
+        // More items than lanes: far past the point where inserts start failing.
+        for k in 0..4 * filter.bucket_count() as u64 + 1 {
+            match filter.insert(&k) {
+                Ok(()) => accepted.push(k),
+                Err(InsertError::Full) => refused += 1,
+                Err(e) => panic!("unexpected {e}"),
+            }
+        }
+        assert!(refused > 0, "capacity {capacity}: nothing refused");
+        assert!(accepted.len() >= filter.capacity());
+        assert_eq!(filter.len(), accepted.len());
+        let missing = accepted.iter().filter(|k| !filter.contains(k)).count();
+        assert_eq!(missing, 0, "capacity {capacity}: accepted items lost");
+        assert_eq!(filter.stats().refused_inserts, refused);
+        // Everything accepted can be removed again, and then the table is empty.
+        assert!(accepted.iter().all(|k| filter.remove(k)));
+        assert!(filter.is_empty());
+    }
+}
+
+#[test]
+fn clear_empties_the_filter_and_its_counters() {
+    let mut filter = CuckooFilter::with_capacity(1000);
+    for k in 0..900u32 {
+        filter.insert(&k).unwrap();
+    }
+    filter.clear();
+    assert!(filter.is_empty());
+    assert_eq!(filter.load_factor(), 0.0);
+    assert_eq!(filter.stats(), Default::default());
+    assert!((0..900u32).all(|k| !filter.contains(&k)));
+    for k in 0..900u32 {
+        filter.insert(&k).unwrap();
+    }
+    assert_eq!(filter.len(), 900);
+}
+
+#[test]
+fn load_factor_and_stats_follow_inserts() {
+    let filter = CuckooFilter::with_capacity(10_000);
+    for k in 0..filter.capacity() as u64 {
+        filter.insert(&k).unwrap();
+    }
+    let load = filter.load_factor();
+    assert!((0.90..=0.95).contains(&load), "load at capacity {load}");
+    let stats = filter.stats();
+    assert_eq!(stats.insert_paths.iter().sum::<u64>(), filter.capacity() as u64);
+    assert!(stats.relocations > 0, "a filter filled to 90% must have relocated something");
+    assert!(stats.insert_paths[1..].iter().sum::<u64>() > 0);
+}
+
+#[test]
+fn custom_hashers_are_used() {
+    let filter = CuckooFilter::builder().capacity(100).hasher(RandomState::new()).build();
+    filter.insert("x").unwrap();
+    assert!(filter.contains("x"));
+    let hash = filter.hasher().hash_one("x");
+    assert!(filter.contains_hash(hash));
+    assert!(filter.remove_hash(hash));
+    assert!(!filter.contains("x"));
+}
+
+#[test]
+fn default_hasher_maps_an_item_the_same_way_in_every_filter() {
+    let a = CuckooFilter::with_capacity(1000);
+    let b = CuckooFilter::with_capacity(1000);
+    for k in 0..100u32 {
+        let ha = a.hasher().hash_one(k);
+        assert_eq!(ha, b.hasher().hash_one(k));
+        assert_eq!(a.slots_for_hash(ha), b.slots_for_hash(ha));
+    }
+}
+
+#[test]
+fn the_filter_is_send_sync_and_debug() {
+    fn shared<T: Send + Sync + std::fmt::Debug>(_: &T) {}
+    let filter = CuckooFilter::with_capacity(10);
+    shared(&filter);
+    filter.insert(&1u8).unwrap();
+    let debug = format!("{filter:?}");
+    assert!(debug.contains("len: 1"), "{debug}");
+    assert!(debug.contains("capacity"), "{debug}");
+}
+
+#[test]
+fn errors_describe_themselves() {
+    let full = InsertError::Full.to_string();
+    assert!(full.contains("full"), "{full}");
+    let err = CuckooFilter::builder().capacity(usize::MAX).try_build().unwrap_err();
+    assert!(err.to_string().contains(&usize::MAX.to_string()), "{err}");
+    let boxed: Box<dyn std::error::Error> = Box::new(InsertError::Full);
+    assert!(boxed.source().is_none());
+}
