@@ -105,3 +105,79 @@ impl PathSearch {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hash::alt_index;
+
+    const BUCKETS: usize = 97;
+
+    /// A fingerprint whose two buckets are `from` and `to`.
+    fn print_between(from: usize, to: usize) -> u16 {
+        (1..=u16::MAX).find(|&f| alt_index(from, f, BUCKETS) == to).expect("some fingerprint links them")
+    }
+
+    fn table(words: &[(usize, u64)]) -> Vec<AtomicU64> {
+        let mut table: Vec<AtomicU64> = (0..BUCKETS).map(|_| AtomicU64::new(0)).collect();
+        for &(i, w) in words {
+            table[i] = AtomicU64::new(w);
+        }
+        table
+    }
+
+    fn full(prints: [u16; 4]) -> u64 {
+        prints.iter().enumerate().fold(0, |w, (k, &f)| bucket::with_lane(w, k, f))
+    }
+
+    #[test]
+    fn finds_the_shortest_path_and_lists_it_last_hop_first() {
+        // Item buckets 10 and 20 are full; bucket 10's lane 2 leads to full bucket 30, whose
+        // lane 1 leads to empty bucket 40. Every other lane leads back into full buckets.
+        let to_30 = print_between(10, 30);
+        let to_40 = print_between(30, 40);
+        let back_10 = print_between(10, 20);
+        let back_20 = print_between(20, 10);
+        let back_30 = print_between(30, 10);
+        let buckets = table(&[
+            (10, full([back_10, back_10, to_30, back_10])),
+            (20, full([back_20; 4])),
+            (30, full([back_30, to_40, back_30, back_30])),
+        ]);
+        let slots = Slots { fingerprint: 7, first: 10, second: 20 };
+        let mut search = PathSearch::default();
+        assert_eq!(search.plan(&buckets, slots), Some(10));
+        assert_eq!(
+            search.hops(),
+            [
+                Hop { fingerprint: to_40, from: 30, to: 40 },
+                Hop { fingerprint: to_30, from: 10, to: 30 }
+            ]
+        );
+    }
+
+    #[test]
+    fn an_empty_lane_in_a_root_is_a_path_of_no_hops() {
+        let buckets = table(&[(3, full([1, 2, 3, 4]))]);
+        let mut search = PathSearch::default();
+        assert_eq!(search.plan(&buckets, Slots { fingerprint: 9, first: 3, second: 5 }), Some(5));
+        assert!(search.hops().is_empty());
+    }
+
+    #[test]
+    fn fails_when_every_reachable_bucket_is_full() {
+        let buckets: Vec<AtomicU64> = (0..BUCKETS).map(|_| AtomicU64::new(full([1, 2, 3, 4]))).collect();
+        let mut search = PathSearch::default();
+        assert_eq!(search.plan(&buckets, Slots { fingerprint: 9, first: 0, second: 1 }), None);
+        assert!(search.hops().is_empty());
+    }
+
+    #[test]
+    fn never_plans_a_move_onto_the_same_bucket() {
+        // Bucket 12 holds only fingerprints whose other bucket is 12 itself.
+        let fixed: Vec<u16> = (1..=u16::MAX).filter(|&f| alt_index(12, f, BUCKETS) == 12).take(4).collect();
+        let buckets = table(&[(12, full([fixed[0], fixed[1], fixed[2], fixed[3]]))]);
+        let mut search = PathSearch::default();
+        assert_eq!(search.plan(&buckets, Slots { fingerprint: 9, first: 12, second: 12 }), None);
+    }
+}
