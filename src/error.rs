@@ -73,3 +73,179 @@ impl fmt::Display for BuildError {
 }
 
 impl std::error::Error for BuildError {}
+
+/// Why a snapshot could not be loaded by [`CuckooFilter::read_from`] or
+/// [`CuckooFilter::from_bytes`] (or their `_with_hasher` forms). Each message says what was
+/// expected and what was found.
+///
+/// [`CuckooFilter::read_from`]: crate::CuckooFilter::read_from
+/// [`CuckooFilter::from_bytes`]: crate::CuckooFilter::from_bytes
+///
+/// # Examples
+///
+/// ```
+/// use lockfree_cuckoo::{CuckooFilter, LoadError};
+///
+/// let err = CuckooFilter::from_bytes(b"not a snapshot").unwrap_err();
+/// assert!(matches!(err, LoadError::BadMagic { .. }));
+/// assert!(err.to_string().starts_with("not a cuckoo filter snapshot"));
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum LoadError {
+    /// The input does not start with the snapshot magic bytes `89 43 55 43 4B 4F 4F 0A`
+    /// (`"\x89CUCKOO\n"`).
+    BadMagic {
+        /// The first bytes of the input (up to eight).
+        found: Vec<u8>,
+    },
+    /// The snapshot is in a format version this build does not read.
+    UnsupportedVersion {
+        /// The version in the snapshot.
+        found: u16,
+        /// The version this build reads.
+        supported: u16,
+    },
+    /// The snapshot stores fingerprints in a layout other than sixteen bits in four lanes a
+    /// bucket.
+    UnsupportedLayout {
+        /// Bits of a fingerprint in the snapshot (this build: 16).
+        fingerprint_bits: u8,
+        /// Lanes of a bucket in the snapshot (this build: 4).
+        lanes: u8,
+    },
+    /// The input ends before the snapshot does.
+    Truncated {
+        /// The length the snapshot needs, in bytes (at least this many, when the header itself
+        /// is cut short).
+        expected: u64,
+        /// The bytes that were there.
+        found: u64,
+    },
+    /// More bytes follow the snapshot than its header accounts for
+    /// ([`from_bytes`](crate::CuckooFilter::from_bytes) only; `read_from` leaves them unread).
+    TrailingBytes {
+        /// The snapshot's length according to its header.
+        expected: u64,
+        /// The input's length.
+        found: u64,
+    },
+    /// The bytes differ from the bytes that were written: the CRC-64 they carry does not match
+    /// their contents.
+    ChecksumMismatch {
+        /// The checksum recorded in the snapshot.
+        expected: u64,
+        /// The checksum of the bytes as read.
+        found: u64,
+    },
+    /// The filter's hasher maps items differently from the hasher that saved the snapshot, so
+    /// the loaded filter would answer false negatives.
+    HasherMismatch {
+        /// Which probe key disagreed (0 to 3; see `FORMAT.md`).
+        probe: usize,
+        /// The probe's hash recorded in the snapshot.
+        expected: u64,
+        /// The probe's hash under the hasher given to the load.
+        found: u64,
+    },
+    /// A header field is out of range or contradicts the rest of the snapshot (for example an
+    /// item count larger than the lanes, or not equal to the occupied lanes).
+    InconsistentHeader {
+        /// The field, as `FORMAT.md` names it.
+        field: &'static str,
+        /// What the field should have been.
+        expected: String,
+        /// The value in the snapshot.
+        found: u64,
+    },
+    /// The table the snapshot describes could not be allocated.
+    AllocationFailed {
+        /// The size of the refused allocation.
+        bytes: usize,
+    },
+    /// Reading the input failed.
+    Io(std::io::Error),
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::BadMagic { found } => write!(
+                f,
+                "not a cuckoo filter snapshot: expected the magic bytes 89 43 55 43 4b 4f 4f 0a, \
+                 found {}",
+                HexBytes(found)
+            ),
+            Self::UnsupportedVersion { found, supported } => write!(
+                f,
+                "unsupported cuckoo filter snapshot version: expected {supported}, found {found}"
+            ),
+            Self::UnsupportedLayout { fingerprint_bits, lanes } => write!(
+                f,
+                "unsupported cuckoo filter snapshot layout: expected 16-bit fingerprints in 4 \
+                 lanes a bucket, found {fingerprint_bits}-bit fingerprints in {lanes} lanes"
+            ),
+            Self::Truncated { expected, found } => write!(
+                f,
+                "cuckoo filter snapshot truncated: expected at least {expected} bytes, found \
+                 {found}"
+            ),
+            Self::TrailingBytes { expected, found } => write!(
+                f,
+                "bytes after the cuckoo filter snapshot: expected {expected} bytes, found {found}"
+            ),
+            Self::ChecksumMismatch { expected, found } => write!(
+                f,
+                "cuckoo filter snapshot corrupted: expected checksum {expected:#018x}, found \
+                 {found:#018x}"
+            ),
+            Self::HasherMismatch { probe, expected, found } => write!(
+                f,
+                "cuckoo filter snapshot was saved with a different hasher: expected probe \
+                 {probe} to hash to {expected:#018x}, found {found:#018x}"
+            ),
+            Self::InconsistentHeader { field, expected, found } => write!(
+                f,
+                "inconsistent cuckoo filter snapshot header: expected {field} {expected}, found \
+                 {found}"
+            ),
+            Self::AllocationFailed { bytes } => {
+                write!(f, "could not allocate {bytes} bytes for the cuckoo filter snapshot's table")
+            }
+            Self::Io(err) => write!(f, "could not read the cuckoo filter snapshot: {err}"),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Io(err) => Some(err),
+            _ => None,
+        }
+    }
+}
+
+impl From<std::io::Error> for LoadError {
+    fn from(err: std::io::Error) -> Self {
+        Self::Io(err)
+    }
+}
+
+/// Bytes as space-separated hex, or "nothing" when there are none.
+struct HexBytes<'a>(&'a [u8]);
+
+impl fmt::Display for HexBytes<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_empty() {
+            return f.write_str("nothing");
+        }
+        for (k, byte) in self.0.iter().enumerate() {
+            if k > 0 {
+                f.write_str(" ")?;
+            }
+            write!(f, "{byte:02x}")?;
+        }
+        Ok(())
+    }
+}

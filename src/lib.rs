@@ -37,7 +37,10 @@
 //!   full capacity.
 //! - **Wait-free lookups**: `contains` finishes in a bounded number of steps whatever other
 //!   threads do. **Lock-free updates**: an `insert` or `remove` retries only when another
-//!   thread's operation made progress.
+//!   thread's operation made progress. The one exception is a live snapshot: when relocations
+//!   have spoiled two of its passes over the table, [`write_to`](CuckooFilter::write_to) holds
+//!   relocations back for its next pass, and an insert that must relocate a fingerprint waits
+//!   for that pass (about 0.4 ms per million items) to end.
 //! - **Nothing lost.** An insert that finds no room returns [`InsertError::Full`] and leaves the
 //!   set as it was; a fingerprint being relocated is never outside the table.
 //! - **Multiset.** An item inserted `k` times is present until removed `k` times; one item fits
@@ -71,6 +74,7 @@
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod batch;
 mod bucket;
 mod builder;
 mod error;
@@ -78,14 +82,16 @@ mod filter;
 mod hash;
 mod path;
 mod sizing;
+mod snapshot;
 mod stats;
 mod sync;
 mod table;
 
 pub use builder::Builder;
-pub use error::{BuildError, InsertError};
+pub use error::{BuildError, InsertError, LoadError};
 pub use filter::CuckooFilter;
 pub use hash::{DefaultHashBuilder, DefaultHasher};
+pub use snapshot::SnapshotInfo;
 pub use stats::Stats;
 
 #[cfg(doctest)]

@@ -29,6 +29,8 @@ struct Node {
     /// The fingerprint that would move from the parent's bucket into this one.
     fingerprint: u16,
     depth: u8,
+    /// The bucket's word when the search first read it.
+    word: u64,
 }
 
 /// A reusable search: its buffers survive retries of one insert.
@@ -39,6 +41,38 @@ pub(crate) struct PathSearch {
 }
 
 impl PathSearch {
+    /// Runs `f` with this thread's search, whose buffers then survive from one insert to the
+    /// next: an insert that needs a path allocates nothing once its thread has searched before
+    /// (growing the buffers from empty on every such insert cost more than the search itself).
+    /// A thread keeps at most about 90 KiB. Under loom, or if the thread's search is in use or
+    /// already destroyed, `f` gets a fresh one.
+    pub(crate) fn with_reused<R>(f: impl FnOnce(&mut PathSearch) -> R) -> R {
+        #[cfg(not(loom))]
+        {
+            use std::cell::RefCell;
+            thread_local! {
+                static SEARCH: RefCell<PathSearch> = RefCell::new(PathSearch::default());
+            }
+            let mut f = Some(f);
+            let reused = SEARCH
+                .try_with(|cell| {
+                    let mut search = cell.try_borrow_mut().ok()?;
+                    f.take().map(|f| f(&mut search))
+                })
+                .ok()
+                .flatten();
+            match (reused, f) {
+                (Some(result), _) => result,
+                (None, Some(f)) => f(&mut PathSearch::default()),
+                (None, None) => unreachable!("`f` ran but returned nothing"),
+            }
+        }
+        #[cfg(loom)]
+        {
+            f(&mut PathSearch::default())
+        }
+    }
+
     /// Plans the shortest path that frees a lane in one of `slots`' buckets. On success the hops,
     /// in commit order (last hop first), are in [`hops`](Self::hops) and the root bucket whose
     /// lane the path frees is returned.
@@ -47,20 +81,25 @@ impl PathSearch {
         self.hops.clear();
         let roots = if slots.first == slots.second { 1 } else { 2 };
         for bucket in [slots.first, slots.second].into_iter().take(roots) {
-            self.nodes.push(Node { bucket, parent: usize::MAX, fingerprint: 0, depth: 0 });
+            // Relaxed: the plan is checked again by every commit step.
+            let word = buckets[bucket].load(Relaxed);
+            self.nodes.push(Node { bucket, parent: usize::MAX, fingerprint: 0, depth: 0, word });
+            if bucket::find_empty(word).is_some() {
+                return Some(bucket);
+            }
         }
         // Tiny tables would revisit their few buckets thousands of times; there a bitmask of
         // queued buckets keeps the search (and loom's models of it) small.
         let mut queued = (buckets.len() <= 64)
             .then(|| self.nodes.iter().fold(0u64, |mask, n| mask | 1 << n.bucket));
+        // Each bucket is read once, when its node is made, and a node with a free lane ends the
+        // search at once: the path to it is as short as any the rest of its level could give,
+        // and the search skips expanding the rest of the level (most of its work at high load).
+        // So every node taken from the queue is known to be full.
         let mut head = 0;
         while head < self.nodes.len() {
             let node = self.nodes[head];
-            // Relaxed: the plan is checked again by every commit step.
-            let word = buckets[node.bucket].load(Relaxed);
-            if bucket::find_empty(word).is_some() {
-                return Some(self.trace(head));
-            }
+            let word = node.word;
             if usize::from(node.depth) < MAX_PATH_LEN {
                 for lane in 0..LANES {
                     let fingerprint = bucket::lane(word, lane);
@@ -74,12 +113,18 @@ impl PathSearch {
                         }
                         *mask |= 1 << to;
                     }
+                    // Relaxed: as above.
+                    let child = buckets[to].load(Relaxed);
                     self.nodes.push(Node {
                         bucket: to,
                         parent: head,
                         fingerprint,
                         depth: node.depth + 1,
+                        word: child,
                     });
+                    if bucket::find_empty(child).is_some() {
+                        return Some(self.trace(self.nodes.len() - 1));
+                    }
                 }
             }
             head += 1;

@@ -1,9 +1,12 @@
-//! Striped operation counters and the [`Stats`] snapshot.
+//! Per-thread and striped operation counters and the [`Stats`] snapshot.
 //!
-//! Each operation bumps a stripe chosen by its item's primary bucket, so threads working on
-//! different items rarely share a cache line and no single atomic becomes a hot spot. Counters
-//! are statistics: all Relaxed, exact once the operations they count have finished and been
-//! joined (joining synchronises), approximate while operations are in flight.
+//! The first [`OWNED`] threads of the process each own a stripe of every filter's counters and
+//! bump it with a plain load and store: no locked instruction and no shared cache line on the
+//! insert and remove paths (two locked adds cost about as much as the insert's own CAS). Any
+//! later thread bumps a shared stripe chosen by its item's primary bucket with `fetch_add`, so
+//! threads working on different items rarely share a cache line and no single atomic becomes a
+//! hot spot. Counters are statistics: all Relaxed, exact once the operations they count have
+//! finished and been joined (joining synchronises), approximate while operations are in flight.
 
 use crossbeam_utils::CachePadded;
 
@@ -12,11 +15,53 @@ use crate::sync::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 /// Longest cuckoo path an insert may commit, in relocations.
 pub(crate) const MAX_PATH_LEN: usize = 5;
 
+/// Stripes owned by one thread each: those of the process's first `OWNED` threads to record.
 #[cfg(not(loom))]
-const STRIPES: usize = 16;
-// loom explores every atomic; one stripe keeps the models small.
+const OWNED: usize = 16;
+/// Stripes shared by every other thread, chosen by bucket.
+#[cfg(not(loom))]
+const SHARED: usize = 16;
+// loom explores every atomic; one shared stripe keeps the models small.
 #[cfg(loom)]
-const STRIPES: usize = 1;
+const OWNED: usize = 0;
+#[cfg(loom)]
+const SHARED: usize = 1;
+const STRIPES: usize = OWNED + SHARED;
+
+/// This thread's number among the threads that asked, in order of asking; `usize::MAX` while
+/// the thread is being torn down. Numbers are never reused, so a stripe indexed by one has one
+/// writer for the life of the process.
+#[cfg(not(loom))]
+#[inline]
+fn thread_number() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        // Relaxed: uniqueness comes from the atomic read-modify-write alone.
+        static NUMBER: usize = NEXT.fetch_add(1, Relaxed);
+    }
+    NUMBER.try_with(|n| *n).unwrap_or(usize::MAX)
+}
+
+/// Adds 1 to a counter: a plain load and store on a stripe only this thread writes, `fetch_add`
+/// on a shared one.
+#[inline]
+fn bump_u64(counter: &AtomicU64, owned: bool) {
+    if owned {
+        counter.store(counter.load(Relaxed).wrapping_add(1), Relaxed);
+    } else {
+        counter.fetch_add(1, Relaxed);
+    }
+}
+
+/// Adds `delta` (wrapping, so `usize::MAX` subtracts 1) to an item count, as [`bump_u64`].
+#[inline]
+fn add_usize(counter: &AtomicUsize, delta: usize, owned: bool) {
+    if owned {
+        counter.store(counter.load(Relaxed).wrapping_add(delta), Relaxed);
+    } else {
+        counter.fetch_add(delta, Relaxed);
+    }
+}
 
 #[derive(Debug, Default)]
 struct Stripe {
@@ -58,17 +103,36 @@ impl Counters {
         Self { stripes: (0..STRIPES).map(|_| CachePadded::new(Stripe::default())).collect() }
     }
 
-    /// Records `event` on the stripe of the item whose primary bucket is `bucket`.
+    /// Fresh counters for a table that already holds `items` items (a loaded snapshot).
+    pub(crate) fn with_items(items: usize) -> Self {
+        let counters = Self::new();
+        counters.stripes[0].items.store(items, Relaxed);
+        counters
+    }
+
+    /// Records `event` on this thread's own stripe, or else on the shared stripe of the item
+    /// whose primary bucket is `bucket`.
     #[inline]
+    // Under loom there are no owned stripes and one shared one: the comparison and the modulo
+    // are constant on purpose.
+    #[cfg_attr(loom, allow(clippy::absurd_extreme_comparisons, clippy::modulo_one))]
     pub(crate) fn record(&self, bucket: usize, event: Event) {
-        let stripe = &self.stripes[bucket % STRIPES];
+        #[cfg(not(loom))]
+        let number = thread_number();
+        #[cfg(loom)]
+        let number = usize::MAX;
+        let (stripe, owned) = if number < OWNED {
+            (&self.stripes[number], true)
+        } else {
+            (&self.stripes[OWNED + bucket % SHARED], false)
+        };
         let counter = match event {
             Event::Inserted { relocations } => {
-                stripe.items.fetch_add(1, Relaxed);
+                add_usize(&stripe.items, 1, owned);
                 &stripe.paths[relocations.min(MAX_PATH_LEN)]
             }
             Event::Removed => {
-                stripe.items.fetch_sub(1, Relaxed);
+                add_usize(&stripe.items, usize::MAX, owned);
                 return;
             }
             Event::Relocated => &stripe.relocations,
@@ -77,7 +141,7 @@ impl Counters {
             Event::ConservativeLookup => &stripe.conservative_lookups,
             Event::SurplusRemoved => &stripe.surplus_removals,
         };
-        counter.fetch_add(1, Relaxed);
+        bump_u64(counter, owned);
     }
 
     /// Accepted inserts minus successful removes, never below zero.

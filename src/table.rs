@@ -30,6 +30,10 @@
 //! relocation finds its source copy already gone (another relocation or a remove took it), its
 //! copy-in left a surplus copy, which it removes with that same validated loop: a single scan
 //! could miss a copy that is moving between the two buckets.
+//!
+//! Snapshots (`snapshot`) copy the whole table with the same validated read: every stripe, every
+//! bucket, every stripe again. A snapshot may also hold relocations back
+//! ([`Table::hold_relocations`]), which paces them but orders nothing.
 
 use crate::bucket;
 use crate::error::{BuildError, InsertError};
@@ -57,18 +61,95 @@ pub(crate) struct Table {
     versions: Box<[AtomicU32]>,
     lookup_retries: u32,
     counters: Counters,
+    /// Snapshots holding relocations back (low 32 bits) and holds ended so far (high 32 bits,
+    /// wrapping); see [`Table::hold_relocations`].
+    relocation_holds: AtomicU64,
 }
 
 impl Table {
     pub(crate) fn try_new(buckets: usize, lookup_retries: u32) -> Result<Self, BuildError> {
-        let stripes =
-            (buckets.next_power_of_two() / BUCKETS_PER_VERSION).clamp(1, MAX_VERSION_STRIPES);
         Ok(Self {
             buckets: zeroed(buckets)?,
-            versions: (0..stripes).map(|_| AtomicU32::new(0)).collect(),
+            versions: versions_for(buckets),
             lookup_retries,
             counters: Counters::new(),
+            relocation_holds: AtomicU64::new(0),
         })
+    }
+
+    /// A table holding `words`, bucket words loaded from a snapshot, which hold `items`
+    /// fingerprints.
+    pub(crate) fn from_words(words: Vec<u64>, lookup_retries: u32, items: usize) -> Self {
+        Self {
+            versions: versions_for(words.len()),
+            buckets: words.into_iter().map(AtomicU64::new).collect(),
+            lookup_retries,
+            counters: Counters::with_items(items),
+            relocation_holds: AtomicU64::new(0),
+        }
+    }
+
+    /// The bucket words, for a snapshot's scan (`snapshot`).
+    pub(crate) fn bucket_words(&self) -> &[AtomicU64] {
+        &self.buckets
+    }
+
+    /// The version stripes, for a snapshot's scan (`snapshot`).
+    pub(crate) fn version_stripes(&self) -> &[AtomicU32] {
+        &self.versions
+    }
+
+    /// Makes relocations that start from now on wait until the returned guard is dropped (or
+    /// until any other hold ends): a snapshot's scan under steady relocations converges.
+    ///
+    /// Progress only: no ordering argument rests on the hold, so its atomics are all Relaxed.
+    /// A relocation that passed its check before the hold went up still runs, and snapshots
+    /// validate every scan against the version stripes whatever the hold does.
+    pub(crate) fn hold_relocations(&self) -> RelocationHold<'_> {
+        self.relocation_holds.fetch_add(1, Ordering::Relaxed);
+        RelocationHold { holds: &self.relocation_holds }
+    }
+
+    /// Waits while a snapshot holds relocations (see [`hold_relocations`](Self::hold_relocations)),
+    /// until no hold is up or some hold has ended since the wait began, so a wait lasts at most
+    /// one hold even while snapshots overlap. Not under loom: the hold only paces relocations,
+    /// and the models keep their state space for the protocol itself.
+    #[inline]
+    fn await_relocation_holds(&self) {
+        #[cfg(not(loom))]
+        {
+            // Relaxed: see `hold_relocations`.
+            let seen = self.relocation_holds.load(Ordering::Relaxed);
+            if seen as u32 != 0 {
+                self.await_hold_end(seen);
+            }
+        }
+    }
+
+    #[cfg(not(loom))]
+    #[cold]
+    fn await_hold_end(&self, seen: u64) {
+        let mut spins = 0u32;
+        loop {
+            if spins < 64 {
+                spins += 1;
+                core::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+            // Relaxed: see `hold_relocations`.
+            let now = self.relocation_holds.load(Ordering::Relaxed);
+            if now as u32 == 0 || now >> 32 != seen >> 32 {
+                return;
+            }
+        }
+    }
+
+    /// Moves one copy of `fingerprint` from bucket `from` to bucket `to` (its other bucket), as
+    /// a step of an insert's path would.
+    #[cfg(test)]
+    pub(crate) fn relocate_for_test(&self, fingerprint: u16, from: usize, to: usize) -> bool {
+        self.relocate(Hop { fingerprint, from, to })
     }
 
     pub(crate) fn bucket_count(&self) -> usize {
@@ -105,7 +186,38 @@ impl Table {
     #[inline]
     pub(crate) fn contains(&self, slots: Slots) -> bool {
         let version = self.version(slots);
-        for _ in 0..=self.lookup_retries {
+        // The first attempt is straight-line code: both buckets are loaded unconditionally (a
+        // one-bucket item loads its bucket twice) and a match is a value, not a branch, so a
+        // lookup in a table larger than the cache issues both loads at once and the CPU
+        // overlaps them with the next lookups' loads. The retries are out of line. The slice
+        // is taken first so that its address and length stay in registers across the Acquire
+        // loads.
+        let buckets = &*self.buckets;
+        // Acquire: pairs with the AcqRel bump in `relocate`.
+        let before = version.load(Ordering::Acquire);
+        // Acquire: pairs with the Release removal CAS in `relocate` (and every later CAS in its
+        // release sequence), so seeing a removal also shows the bump before it.
+        let first = buckets[slots.first].load(Ordering::Acquire);
+        let second = buckets[slots.second].load(Ordering::Acquire);
+        let found = bucket::contains(first, slots.fingerprint)
+            | bucket::contains(second, slots.fingerprint);
+        // Relaxed: the Acquire bucket loads above keep this load after them. (Also read on a
+        // match, where it is not needed, to keep the common path free of data-dependent
+        // branches.)
+        if found | (version.load(Ordering::Relaxed) == before) {
+            return found;
+        }
+        self.contains_retry(slots.fingerprint, slots.first, slots.second)
+    }
+
+    /// The validation attempts of [`contains`](Self::contains) after its first one failed.
+    /// (Fields rather than [`Slots`], so the caller need not spill a struct on every lookup.)
+    #[cold]
+    #[inline(never)]
+    fn contains_retry(&self, fingerprint: u16, first: usize, second: usize) -> bool {
+        let slots = Slots { fingerprint, first, second };
+        let version = self.version(slots);
+        for _ in 0..self.lookup_retries {
             // Acquire: pairs with the AcqRel bump in `relocate`.
             let before = version.load(Ordering::Acquire);
             if self.holds(slots.first, slots.fingerprint)
@@ -129,13 +241,28 @@ impl Table {
         bucket::contains(self.buckets[index].load(Ordering::Acquire), fingerprint)
     }
 
+    /// Asks the CPU to start loading both of an item's buckets, for a lookup soon after
+    /// (`batch`). Only a hint: it reads nothing and orders nothing.
+    #[inline]
+    pub(crate) fn prefetch(&self, slots: Slots) {
+        crate::batch::prefetch(&self.buckets[slots.first]);
+        crate::batch::prefetch(&self.buckets[slots.second]);
+    }
+
     /// Stores the item: an empty lane in either bucket, else a committed cuckoo path.
     pub(crate) fn insert(&self, slots: Slots) -> Result<(), InsertError> {
+        // The second bucket is needed whenever the first is full (most inserts at high load);
+        // in a table larger than the cache, start loading it now rather than after the first.
+        crate::batch::prefetch(&self.buckets[slots.second]);
         if self.put(slots.first, slots.fingerprint) || self.put(slots.second, slots.fingerprint) {
             self.counters.record(slots.first, Event::Inserted { relocations: 0 });
             return Ok(());
         }
-        let mut search = PathSearch::default();
+        PathSearch::with_reused(|search| self.insert_by_path(search, slots))
+    }
+
+    /// The rest of [`insert`](Self::insert) when neither bucket has a free lane.
+    fn insert_by_path(&self, search: &mut PathSearch, slots: Slots) -> Result<(), InsertError> {
         for _ in 0..MAX_PATH_SEARCHES {
             let Some(root) = search.plan(&self.buckets, slots) else {
                 break;
@@ -162,6 +289,7 @@ impl Table {
     /// Moves one copy of `hop.fingerprint` from `hop.from` to `hop.to`: copy in, bump, remove.
     fn relocate(&self, hop: Hop) -> bool {
         let Hop { fingerprint, from, to } = hop;
+        self.await_relocation_holds();
         // Relaxed: only a hint; the removal below decides.
         if !bucket::contains(load_for_update(&self.buckets[from], Ordering::Relaxed), fingerprint) {
             return false;
@@ -263,6 +391,26 @@ impl Table {
         }
         self.counters = Counters::new();
     }
+}
+
+/// A snapshot's hold on relocations (see [`Table::hold_relocations`]); dropping it ends the hold.
+#[derive(Debug)]
+pub(crate) struct RelocationHold<'a> {
+    holds: &'a AtomicU64,
+}
+
+impl Drop for RelocationHold<'_> {
+    fn drop(&mut self) {
+        // One step: one fewer hold up (low half), one more ended (high half). Relaxed: see
+        // `Table::hold_relocations`.
+        self.holds.fetch_add((1 << 32) - 1, Ordering::Relaxed);
+    }
+}
+
+/// The version stripes of a table of `buckets` buckets.
+fn versions_for(buckets: usize) -> Box<[AtomicU32]> {
+    let stripes = (buckets.next_power_of_two() / BUCKETS_PER_VERSION).clamp(1, MAX_VERSION_STRIPES);
+    (0..stripes).map(|_| AtomicU32::new(0)).collect()
 }
 
 /// `len` empty bucket words, or the allocator's refusal as an error rather than an abort.

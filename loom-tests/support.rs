@@ -1,0 +1,180 @@
+//! Shared pieces of the loom models: tiny tables, items crafted to land in chosen buckets, and the
+//! bookkeeping that proves each model explored the interleavings it is about.
+//!
+//! Bookkeeping uses `std` types on purpose: loom does not see them, so they add no interleavings
+//! and survive from one explored execution to the next.
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use lockfree_cuckoo::CuckooFilter;
+
+/// A filter of exactly `buckets` buckets whose lookups retry validation `retries` times.
+pub(crate) fn table(buckets: usize, retries: u32) -> Arc<CuckooFilter> {
+    Arc::new(CuckooFilter::builder().bucket_count(buckets).lookup_retries(retries).build())
+}
+
+/// One item as the table sees it: a pre-hashed key, its fingerprint and its two buckets.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Item {
+    pub(crate) hash: u64,
+    pub(crate) fingerprint: u16,
+    pub(crate) first: usize,
+    pub(crate) second: usize,
+}
+
+impl Item {
+    /// The same fingerprint and bucket pair with the buckets read in the opposite order:
+    /// lookups and removes scan `first` before `second`, so this picks the side of a race.
+    pub(crate) fn flipped(self, filter: &CuckooFilter) -> Item {
+        item(filter, self.second, self.fingerprint)
+    }
+
+    /// Copies of this fingerprint in the item's buckets.
+    pub(crate) fn count(self, filter: &CuckooFilter) -> usize {
+        let second = if self.second == self.first {
+            0
+        } else {
+            filter.fingerprint_count(self.second, self.fingerprint)
+        };
+        filter.fingerprint_count(self.first, self.fingerprint) + second
+    }
+
+    pub(crate) fn insert(self, filter: &CuckooFilter) -> bool {
+        filter.insert_hash(self.hash).is_ok()
+    }
+
+    pub(crate) fn contains(self, filter: &CuckooFilter) -> bool {
+        filter.contains_hash(self.hash)
+    }
+
+    pub(crate) fn remove(self, filter: &CuckooFilter) -> bool {
+        filter.remove_hash(self.hash)
+    }
+}
+
+fn item(filter: &CuckooFilter, primary: usize, fingerprint: u16) -> Item {
+    let hash = filter.hash_for_slot(primary, fingerprint);
+    let (first, second, fingerprint) = filter.slots_for_hash(hash);
+    Item { hash, fingerprint, first, second }
+}
+
+/// Hands out items with distinct fingerprints, so each model's counts are exact.
+#[derive(Default)]
+pub(crate) struct Items {
+    next: u16,
+}
+
+impl Items {
+    /// An item whose buckets are `primary` and `alternate` (equal for a one-bucket item).
+    pub(crate) fn pick(&mut self, filter: &CuckooFilter, primary: usize, alternate: usize) -> Item {
+        loop {
+            self.next = self.next.checked_add(1).expect("no fingerprint fits these buckets");
+            let candidate = item(filter, primary, self.next);
+            if (candidate.first, candidate.second) == (primary, alternate) {
+                return candidate;
+            }
+        }
+    }
+
+    /// `copies` copies of a fresh one-bucket item in `bucket`: filler that no path search can
+    /// move, so a model controls exactly which fingerprints relocate.
+    pub(crate) fn fill(&mut self, filter: &CuckooFilter, bucket: usize, copies: usize) -> Item {
+        let filler = self.pick(filter, bucket, bucket);
+        for _ in 0..copies {
+            assert!(filler.insert(filter), "setup: bucket {bucket} has no room");
+        }
+        filler
+    }
+}
+
+/// Progress of the writes a lookup races with, as a lookup saw it when it began and ended: the
+/// labels show that lookups really overlapped those writes.
+///
+/// The count is `2k - 1` while the `k`-th operation under [`run`](Self::run) runs and `2k` once it
+/// has returned. loom switches threads only at the crate's atomic accesses, so a lookup's first
+/// and last accesses see the same progress as its marks.
+#[derive(Default)]
+pub(crate) struct Stage(AtomicUsize);
+
+impl Stage {
+    /// Runs one racing write, marking its start and end.
+    pub(crate) fn run<T>(&self, op: impl FnOnce() -> T) -> T {
+        self.0.fetch_add(1, SeqCst);
+        let out = op();
+        self.0.fetch_add(1, SeqCst);
+        out
+    }
+
+    /// Runs `op`, returning the progress it saw at its start and end.
+    pub(crate) fn watch<T>(&self, op: impl FnOnce() -> T) -> (T, Span) {
+        let start = self.0.load(SeqCst);
+        let out = op();
+        (out, Span { start, end: self.0.load(SeqCst) })
+    }
+}
+
+/// What a lookup under [`Stage::watch`] saw.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Span {
+    start: usize,
+    end: usize,
+}
+
+impl Span {
+    /// How the lookup overlapped the `k`-th write (from 1).
+    pub(crate) fn of(self, k: usize) -> &'static str {
+        let running = 2 * k - 1;
+        match (self.start, self.end) {
+            (_, end) if end < running => "before",
+            (start, _) if start > running => "after",
+            (start, end) if start == running && end == running => "within",
+            _ => "across",
+        }
+    }
+}
+
+/// Outcomes one model observed across all its explored executions.
+#[derive(Default)]
+pub(crate) struct Seen {
+    executions: AtomicUsize,
+    outcomes: Mutex<BTreeSet<String>>,
+}
+
+impl Seen {
+    pub(crate) fn record(&self, outcome: impl Into<String>) {
+        self.outcomes.lock().unwrap().insert(outcome.into());
+    }
+}
+
+/// Explores `model` with loom, then fails unless every `expected` outcome occurred at least
+/// once: a model that explored too little fails instead of passing vacuously.
+///
+/// The preemption bound comes from `LOOM_MAX_PREEMPTIONS` (2 if unset, since unbounded
+/// exploration of these models does not finish).
+pub(crate) fn explore(
+    name: &str,
+    expected: &[&str],
+    model: impl Fn(&Seen) + Sync + Send + 'static,
+) {
+    let seen = Arc::new(Seen::default());
+    let mut builder = loom::model::Builder::new();
+    let bound = *builder.preemption_bound.get_or_insert(2);
+    let start = Instant::now();
+    let shared = Arc::clone(&seen);
+    builder.check(move || {
+        shared.executions.fetch_add(1, SeqCst);
+        model(&shared);
+    });
+    let elapsed = start.elapsed();
+    let outcomes = seen.outcomes.lock().unwrap();
+    let executions = seen.executions.load(SeqCst);
+    eprintln!(
+        "loom model {name}: {executions} executions in {elapsed:.2?} (preemption bound {bound}); \
+         outcomes {outcomes:?}"
+    );
+    let missing: Vec<_> = expected.iter().filter(|e| !outcomes.contains(**e)).collect();
+    assert!(missing.is_empty(), "{name}: never observed {missing:?}; observed {outcomes:?}");
+}

@@ -1,0 +1,1018 @@
+//! Snapshots: saving a filter to bytes and loading it back, also while other threads update it.
+//!
+//! The byte format is specified in `FORMAT.md` at the repository root; this module is its only
+//! reader and writer. In short: a 64-byte header (magic, format version, fingerprint layout,
+//! bucket count, item count, hasher probes), the bucket words in little-endian, and a CRC-64 of
+//! everything before it.
+//!
+//! # Scanning a live table
+//!
+//! A word-by-word copy of the table can miss an item: if its fingerprint moves from a bucket the
+//! copy has not read yet into one it has already read, neither read sees it. That is the false
+//! miss of a lookup (see `table`), spread over the whole table, and the same validation rules
+//! it out:
+//!
+//! 1. load every version stripe (Acquire),
+//! 2. load every bucket word (Acquire), in index order,
+//! 3. load every version stripe again, and keep the copy only if no stripe changed.
+//!
+//! For one item with fingerprint `f` and buckets `{a, b}`, steps 1–3 are exactly the validated
+//! read of `Table::contains`: the stripe of the pair, then both buckets, then the stripe again,
+//! only with other loads in between. Every relocation of `f` between `a` and `b` bumps that same
+//! stripe (it is indexed by the smaller bucket of the pair, whichever way `f` moves). So the
+//! argument in `table`'s "Orderings" carries over to every item at once: if the load of the
+//! bucket `f` left read that relocation's removal, the bump sequenced before the removal
+//! happens-before the second stripe load, which then differs from the first, unless the first
+//! already read the bump, in which case the copy-in happens-before the load of the other bucket,
+//! which sees `f` there. An unchanged stripe after a copy that shows `f` in neither bucket is
+//! proof that `f` was absent at some instant during the scan; an item whose insert returned
+//! before the scan began and that no remove took before it ended was present throughout, so the
+//! copy shows it.
+//!
+//! A scan that finds a changed stripe is discarded and repeated: it was spoiled only because a
+//! relocation completed during it, so the retry loop is lock-free. Under steady relocating
+//! inserts, though, a scan of a large table (a pass takes about 0.4 ms per million items) almost
+//! always overlaps some relocation, and the loop could starve. So after
+//! [`OPTIMISTIC_SCANS`] spoiled scans a snapshot *holds relocations*
+//! (`Table::hold_relocations`): a relocation that starts while the hold is up waits until the
+//! hold ends (or until some other hold ends, when several snapshots run at once). Only
+//! relocations that had passed that check before the hold went up can spoil a held scan, at most
+//! one each per thread, so a held scan soon comes out clean. The hold affects progress only;
+//! every copy is validated as above whether or not relocations were held.
+//!
+//! Lookups and removes never wait, and neither do inserts that find a free lane in one of their
+//! buckets. A relocating insert waits at most for the held scans of one snapshot: usually one
+//! pass over the table, about 0.4 ms per million items, longer if the snapshotting thread is
+//! descheduled meanwhile. The snapshot is copied into a private buffer first and written out
+//! after the hold has ended, so a slow writer never holds relocations.
+//!
+//! Like a lookup's, the validation compares 32-bit counters: a stripe bumped exactly 2^32 times
+//! during one pass would go unnoticed, which would take billions of relocations within a pass
+//! of well under a second.
+
+use core::fmt;
+use core::hash::BuildHasher;
+use std::io::{self, Read, Write};
+
+use crate::bucket::{self, LANES};
+use crate::error::LoadError;
+use crate::filter::CuckooFilter;
+use crate::hash::DefaultHashBuilder;
+use crate::sizing::capacity_of;
+use crate::sync::{AtomicU32, AtomicU64, Ordering};
+use crate::table::{Table, DEFAULT_LOOKUP_RETRIES};
+
+/// The first eight bytes of every snapshot. The leading non-ASCII byte marks the file as binary,
+/// and the trailing line feed catches line-ending translation.
+pub(crate) const MAGIC: [u8; 8] = *b"\x89CUCKOO\n";
+
+/// The format version this build writes and the only one it reads.
+pub(crate) const FORMAT_VERSION: u16 = 1;
+
+/// Bits of a fingerprint lane in format version 1.
+const FINGERPRINT_BITS: u8 = 16;
+
+/// Bytes before the first bucket word.
+pub(crate) const HEADER_LEN: usize = 64;
+
+/// Bytes of the trailing checksum.
+const CHECKSUM_LEN: usize = 8;
+
+/// Bytes of one bucket word.
+const WORD_LEN: usize = 8;
+
+/// Header offsets; see `FORMAT.md`.
+const AT_VERSION: usize = 8;
+const AT_FINGERPRINT_BITS: usize = 10;
+const AT_LANES: usize = 11;
+const AT_FLAGS: usize = 12;
+const AT_BUCKETS: usize = 16;
+const AT_ITEMS: usize = 24;
+const AT_PROBES: usize = 32;
+
+/// Hashes of fixed keys under the filter's hasher, recorded so that a load with a hasher that
+/// maps items differently is refused instead of answering false negatives.
+const PROBES: usize = 4;
+
+/// Scans a snapshot makes before it holds relocations.
+const OPTIMISTIC_SCANS: u32 = 2;
+
+/// Bytes encoded or decoded at a time.
+const CHUNK: usize = 64 * 1024;
+
+/// The most buckets a snapshot may declare: the whole file length must fit in a `u64`, and the
+/// table in the address space.
+const MAX_BUCKETS: u64 = {
+    let by_length = (u64::MAX - (HEADER_LEN + CHECKSUM_LEN) as u64) / WORD_LEN as u64;
+    let by_memory = (isize::MAX as u64) / WORD_LEN as u64;
+    if by_length < by_memory {
+        by_length
+    } else {
+        by_memory
+    }
+};
+
+/// What [`CuckooFilter::write_to`] wrote.
+///
+/// # Examples
+///
+/// ```
+/// use lockfree_cuckoo::CuckooFilter;
+///
+/// let filter = CuckooFilter::with_capacity(100);
+/// filter.insert("a")?;
+/// let mut out = Vec::new();
+/// let info = filter.write_to(&mut out)?;
+/// assert_eq!(info.bytes, out.len() as u64);
+/// assert_eq!(info.items, 1);
+/// assert_eq!(info.buckets, filter.bucket_count() as u64);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SnapshotInfo {
+    /// Bytes written: the whole snapshot.
+    pub bytes: u64,
+    /// Buckets written.
+    pub buckets: u64,
+    /// Items written: the occupied fingerprint lanes of the copy, which is what a filter loaded
+    /// from it reports as its [`len`](CuckooFilter::len).
+    pub items: u64,
+    /// Passes over the table the snapshot made; more than one when relocations by other threads
+    /// spoiled a pass.
+    pub scans: u32,
+    /// Whether the snapshot had to hold relocating inserts back to get a clean pass.
+    pub held_relocations: bool,
+}
+
+impl<S: BuildHasher> CuckooFilter<S> {
+    /// Writes a snapshot of the filter to `w`, in the format of `FORMAT.md`.
+    ///
+    /// Safe on a live filter: other threads may insert, remove and relocate meanwhile.
+    ///
+    /// - **Guarantee.** Every item whose insert returned before `write_to` was called, and that
+    ///   no remove takes before `write_to` returns, is present in a filter loaded from the
+    ///   snapshot. Relocations during the snapshot cannot hide an item.
+    /// - Inserts and removes that run concurrently with the snapshot may or may not show in it.
+    /// - A relocation in flight may be captured with its fingerprint in both of its buckets: the
+    ///   loaded filter then holds one surplus copy of that item, which takes one extra remove to
+    ///   disappear. The item count written is the number of occupied lanes written, surplus
+    ///   copies included, so it can differ from [`len`](Self::len) while updates run. A
+    ///   snapshot of a filter nobody updates is exact.
+    /// - **Cost.** The table is copied into a private buffer (8 bytes a bucket, the size of the
+    ///   table) and then written with its checksum; the hold below ends before anything is
+    ///   written. Lookups, removes and inserts that find a free lane never wait. If relocations
+    ///   by other threads spoil two passes over the table, the snapshot holds relocations back
+    ///   until it completes a clean pass: an insert that needs to relocate a fingerprint
+    ///   meanwhile waits, usually for one pass over the table (about 0.4 ms per million items;
+    ///   longer if the snapshotting thread is descheduled).
+    ///
+    /// The hasher is not written, only hashes of four fixed probe keys under it; see
+    /// [`read_from_with_hasher`](Self::read_from_with_hasher).
+    ///
+    /// # Errors
+    ///
+    /// Any error from `w`, which then holds part of a snapshot; an
+    /// [`io::ErrorKind::OutOfMemory`] error if the copy of the table cannot be allocated.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::with_capacity(1_000);
+    /// filter.insert("apple")?;
+    ///
+    /// let mut saved = Vec::new(); // or a `File`, a `BufWriter`, a socket
+    /// filter.write_to(&mut saved)?;
+    ///
+    /// let loaded = CuckooFilter::read_from(saved.as_slice())?;
+    /// assert!(loaded.contains("apple"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn write_to(&self, mut w: impl Write) -> io::Result<SnapshotInfo> {
+        let scan = scan(self.table())?;
+        let header = self.header(&scan);
+        let mut crc = Crc64::new();
+        crc.update(&header);
+        w.write_all(&header)?;
+        let mut chunk = Vec::with_capacity(CHUNK.min(scan.words.len() * WORD_LEN));
+        for words in scan.words.chunks(CHUNK / WORD_LEN) {
+            chunk.clear();
+            chunk.extend(words.iter().flat_map(|word| word.to_le_bytes()));
+            crc.update(&chunk);
+            w.write_all(&chunk)?;
+        }
+        w.write_all(&crc.finish().to_le_bytes())?;
+        Ok(scan.info())
+    }
+
+    /// A snapshot of the filter as bytes: [`write_to`](Self::write_to) into a `Vec`, with the
+    /// same guarantee on a live filter.
+    ///
+    /// # Panics
+    ///
+    /// If the snapshot does not fit in memory (as any `Vec` allocation).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::with_capacity(100);
+    /// filter.insert(&7u64)?;
+    /// let bytes = filter.to_bytes();
+    /// assert_eq!(bytes.len(), 72 + 8 * filter.bucket_count());
+    /// assert!(CuckooFilter::from_bytes(&bytes)?.contains(&7u64));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let len = HEADER_LEN + self.bucket_count() * WORD_LEN + CHECKSUM_LEN;
+        let mut bytes = Vec::with_capacity(len);
+        match self.write_to(&mut bytes) {
+            Ok(_) => bytes,
+            // Writing into a `Vec` cannot fail; only the copy of the table can.
+            Err(err) => panic!("cannot snapshot the cuckoo filter: {err}"),
+        }
+    }
+
+    /// Loads a snapshot written by [`write_to`](Self::write_to) or
+    /// [`to_bytes`](Self::to_bytes), with `hasher` as the filter's hasher.
+    ///
+    /// Reads exactly one snapshot and nothing after it, so snapshots can be concatenated in one
+    /// stream. Memory grows with the data that actually arrives: a header that claims a huge
+    /// table over a short stream fails with [`LoadError::Truncated`] having allocated no more
+    /// than about twice what was read.
+    ///
+    /// `hasher` must map items exactly as the saving filter's hasher did, or the loaded filter
+    /// would answer false negatives. The snapshot records the hashes of four fixed probe keys;
+    /// a hasher that disagrees on any of them is refused with [`LoadError::HasherMismatch`]. A
+    /// hasher that agrees on the probes but not on other keys cannot be detected: use the same
+    /// hasher type, with the same keys, as the saving process.
+    ///
+    /// # Errors
+    ///
+    /// A [`LoadError`] saying what was expected and what was found: not a snapshot
+    /// ([`BadMagic`](LoadError::BadMagic)), a format version or layout this build does not read,
+    /// an input that ends early ([`Truncated`](LoadError::Truncated)), corrupted bytes
+    /// ([`ChecksumMismatch`](LoadError::ChecksumMismatch)), header fields that contradict each
+    /// other ([`InconsistentHeader`](LoadError::InconsistentHeader)), a different hasher
+    /// ([`HasherMismatch`](LoadError::HasherMismatch)), a table too large to allocate, or an
+    /// error from `r` ([`Io`](LoadError::Io)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::collections::hash_map::RandomState;
+    /// use lockfree_cuckoo::{CuckooFilter, LoadError};
+    ///
+    /// let hasher = RandomState::new(); // keys fixed for this process
+    /// let filter = CuckooFilter::builder().capacity(100).hasher(hasher.clone()).build();
+    /// filter.insert("pear")?;
+    /// let saved = filter.to_bytes();
+    ///
+    /// let loaded = CuckooFilter::read_from_with_hasher(saved.as_slice(), hasher)?;
+    /// assert!(loaded.contains("pear"));
+    ///
+    /// // Another RandomState has other keys: refused rather than silently wrong.
+    /// let other = CuckooFilter::read_from_with_hasher(saved.as_slice(), RandomState::new());
+    /// assert!(matches!(other, Err(LoadError::HasherMismatch { .. })));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn read_from_with_hasher(r: impl Read, hasher: S) -> Result<Self, LoadError> {
+        decode(r, None, hasher)
+    }
+
+    /// Loads a snapshot from `bytes`, which must hold exactly one snapshot, with `hasher` as the
+    /// filter's hasher; see [`read_from_with_hasher`](Self::read_from_with_hasher).
+    ///
+    /// Any byte string yields a filter or an error, never a panic, and the table is allocated
+    /// only after the length of `bytes` has been checked against the bucket count.
+    ///
+    /// # Errors
+    ///
+    /// As [`read_from_with_hasher`](Self::read_from_with_hasher), and
+    /// [`LoadError::TrailingBytes`] if `bytes` continues after the snapshot.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::hash::BuildHasherDefault;
+    /// use std::collections::hash_map::DefaultHasher; // SipHash with fixed keys
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// type Sip = BuildHasherDefault<DefaultHasher>;
+    /// let filter = CuckooFilter::builder().capacity(100).hasher(Sip::default()).build();
+    /// filter.insert(&42u32)?;
+    ///
+    /// let loaded = CuckooFilter::from_bytes_with_hasher(&filter.to_bytes(), Sip::default())?;
+    /// assert!(loaded.contains(&42u32));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_bytes_with_hasher(bytes: &[u8], hasher: S) -> Result<Self, LoadError> {
+        decode(bytes, Some(bytes.len()), hasher)
+    }
+
+    fn header(&self, scan: &Scan) -> [u8; HEADER_LEN] {
+        let mut header = [0u8; HEADER_LEN];
+        header[..AT_VERSION].copy_from_slice(&MAGIC);
+        header[AT_VERSION..AT_FINGERPRINT_BITS].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+        header[AT_FINGERPRINT_BITS] = FINGERPRINT_BITS;
+        header[AT_LANES] = LANES as u8;
+        // Bytes AT_FLAGS..AT_BUCKETS: flags, all zero in version 1.
+        header[AT_BUCKETS..AT_ITEMS].copy_from_slice(&(scan.words.len() as u64).to_le_bytes());
+        header[AT_ITEMS..AT_PROBES].copy_from_slice(&scan.items.to_le_bytes());
+        for (k, probe) in probes(self.hasher()).iter().enumerate() {
+            let at = AT_PROBES + 8 * k;
+            header[at..at + 8].copy_from_slice(&probe.to_le_bytes());
+        }
+        header
+    }
+}
+
+impl CuckooFilter<DefaultHashBuilder> {
+    /// Loads a snapshot saved by a filter with the default hasher; see
+    /// [`read_from_with_hasher`](Self::read_from_with_hasher).
+    ///
+    /// The default hasher is aHash with fixed seeds. aHash does not promise the same output
+    /// across its own versions, target architectures or CPU features (a build with
+    /// `target-cpu=native` may use AES instructions), so a snapshot is guaranteed to load only
+    /// into a build of the same crate versions for the same target. Elsewhere the load either
+    /// succeeds, if the hashes agree, or fails with [`LoadError::HasherMismatch`]; it never
+    /// yields a filter with false negatives because of a hasher change that the probes see.
+    /// Filters that must move between builds should use a hasher with a specified output.
+    ///
+    /// # Errors
+    ///
+    /// As [`read_from_with_hasher`](Self::read_from_with_hasher).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use std::fs::File;
+    /// use std::io::{BufReader, BufWriter};
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::with_capacity(1_000_000);
+    /// filter.insert("key")?;
+    /// filter.write_to(BufWriter::new(File::create("seen.cuckoo")?))?;
+    ///
+    /// let loaded = CuckooFilter::read_from(BufReader::new(File::open("seen.cuckoo")?))?;
+    /// assert!(loaded.contains("key"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn read_from(r: impl Read) -> Result<Self, LoadError> {
+        Self::read_from_with_hasher(r, DefaultHashBuilder::default())
+    }
+
+    /// Loads a snapshot from `bytes` with the default hasher; see
+    /// [`from_bytes_with_hasher`](Self::from_bytes_with_hasher) and [`read_from`](Self::read_from).
+    ///
+    /// # Errors
+    ///
+    /// As [`from_bytes_with_hasher`](Self::from_bytes_with_hasher).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::{CuckooFilter, LoadError};
+    ///
+    /// let filter = CuckooFilter::with_capacity(100);
+    /// filter.insert("a")?;
+    /// let bytes = filter.to_bytes();
+    /// assert!(CuckooFilter::from_bytes(&bytes)?.contains("a"));
+    ///
+    /// let err = CuckooFilter::from_bytes(&bytes[..bytes.len() - 1]).unwrap_err();
+    /// assert!(matches!(err, LoadError::Truncated { .. }));
+    /// assert!(matches!(CuckooFilter::from_bytes(b"hello"), Err(LoadError::BadMagic { .. })));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, LoadError> {
+        Self::from_bytes_with_hasher(bytes, DefaultHashBuilder::default())
+    }
+}
+
+/// The hashes of the probe keys under `hasher`, in the order `FORMAT.md` lists them.
+///
+/// Keys of several types, none of which hashes a `usize`: a `usize` is hashed with the
+/// platform's width by many hashers, which would refuse a snapshot moving between 32- and 64-bit
+/// platforms even for filters whose items contain none.
+pub(crate) fn probes<S: BuildHasher>(hasher: &S) -> [u64; PROBES] {
+    [
+        hasher.hash_one(0u64),
+        hasher.hash_one(0x0123_4567_89AB_CDEFu64),
+        hasher.hash_one("lockfree-cuckoo"),
+        hasher.hash_one(0xFFFF_FFFFu32),
+    ]
+}
+
+/// A validated copy of the table's words.
+struct Scan {
+    words: Vec<u64>,
+    items: u64,
+    scans: u32,
+    held: bool,
+}
+
+impl Scan {
+    fn info(&self) -> SnapshotInfo {
+        let buckets = self.words.len() as u64;
+        SnapshotInfo {
+            bytes: (HEADER_LEN + CHECKSUM_LEN) as u64 + buckets * WORD_LEN as u64,
+            buckets,
+            items: self.items,
+            scans: self.scans,
+            held_relocations: self.held,
+        }
+    }
+}
+
+/// Copies the table's words so that no item present throughout the copy is missing from it; see
+/// the module documentation.
+fn scan(table: &Table) -> io::Result<Scan> {
+    scan_with(table, |_| {})
+}
+
+/// [`scan`], calling `after_load(i)` after each bucket load (a test hook; a no-op otherwise).
+fn scan_with(table: &Table, mut after_load: impl FnMut(usize)) -> io::Result<Scan> {
+    let buckets = table.bucket_words();
+    let stripes = table.version_stripes();
+    let mut words = try_vec(buckets.len())?;
+    let mut before = try_vec(stripes.len())?;
+    let mut after = try_vec(stripes.len())?;
+    let mut hold = None;
+    let mut scans = 0;
+    loop {
+        scans += 1;
+        if scans > OPTIMISTIC_SCANS && hold.is_none() {
+            hold = Some(table.hold_relocations());
+        }
+        if scan_once(buckets, stripes, &mut words, &mut before, &mut after, &mut after_load) {
+            break;
+        }
+    }
+    let held = hold.is_some();
+    // The copy is complete: let relocations resume before anything is encoded or written.
+    drop(hold);
+    let items = words.iter().map(|&w| occupied_lanes(w)).sum();
+    Ok(Scan { words, items, scans, held })
+}
+
+/// One pass: stripes, words, stripes again. Returns whether the pass is valid (no stripe moved).
+fn scan_once(
+    buckets: &[AtomicU64],
+    stripes: &[AtomicU32],
+    words: &mut Vec<u64>,
+    before: &mut Vec<u32>,
+    after: &mut Vec<u32>,
+    after_load: &mut impl FnMut(usize),
+) -> bool {
+    before.clear();
+    // Acquire: pairs with the AcqRel bump in `Table::relocate`, as the first version load of
+    // `Table::contains` does. If this load reads a bump, the copy-in sequenced before the bump
+    // happens-before every bucket load below.
+    before.extend(stripes.iter().map(|v| v.load(Ordering::Acquire)));
+    words.clear();
+    for (i, word) in buckets.iter().enumerate() {
+        // Acquire: pairs with the Release removal CAS of a relocation (and every later CAS in its
+        // release sequence), as the bucket loads of `Table::contains` do: a load that sees a
+        // fingerprint gone also sees the bump sequenced before its removal, so the stripe loads
+        // below cannot miss that bump. Also keeps those loads after this one.
+        words.push(word.load(Ordering::Acquire));
+        after_load(i);
+    }
+    after.clear();
+    // Relaxed: the Acquire bucket loads above keep these loads after them, as the second version
+    // load of `Table::contains`.
+    after.extend(stripes.iter().map(|v| v.load(Ordering::Relaxed)));
+    before == after
+}
+
+/// A vector of `len` zeros, or an out-of-memory error instead of an abort.
+fn try_vec<T: Copy + Default>(len: usize) -> io::Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::OutOfMemory,
+            "cannot allocate a copy of the cuckoo filter's table",
+        )
+    })?;
+    v.resize(len, T::default());
+    Ok(v)
+}
+
+/// Lanes of `word` that hold a fingerprint.
+fn occupied_lanes(word: u64) -> u64 {
+    (0..LANES).filter(|&k| bucket::lane(word, k) != 0).count() as u64
+}
+
+/// Reads and checks one snapshot; `len` is the exact input length when the caller knows it.
+fn decode<S: BuildHasher>(
+    mut r: impl Read,
+    len: Option<usize>,
+    hasher: S,
+) -> Result<CuckooFilter<S>, LoadError> {
+    let mut header = [0u8; HEADER_LEN];
+    let got = read_full(&mut r, &mut header)?;
+    let magic_part = got.min(MAGIC.len());
+    if header[..magic_part] != MAGIC[..magic_part] {
+        return Err(LoadError::BadMagic { found: header[..magic_part].to_vec() });
+    }
+    if got >= AT_FINGERPRINT_BITS {
+        let version = u16::from_le_bytes([header[AT_VERSION], header[AT_VERSION + 1]]);
+        if version != FORMAT_VERSION {
+            return Err(LoadError::UnsupportedVersion {
+                found: version,
+                supported: FORMAT_VERSION,
+            });
+        }
+    }
+    if got < HEADER_LEN {
+        return Err(LoadError::Truncated { expected: HEADER_LEN as u64, found: got as u64 });
+    }
+
+    let buckets = read_u64(&header, AT_BUCKETS);
+    if buckets > MAX_BUCKETS {
+        return Err(LoadError::InconsistentHeader {
+            field: "bucket count",
+            expected: format!("at most {MAX_BUCKETS} on this platform"),
+            found: buckets,
+        });
+    }
+    // Cannot overflow: MAX_BUCKETS keeps the total within u64 and `buckets` within usize / 8.
+    let total = (HEADER_LEN + CHECKSUM_LEN) as u64 + buckets * WORD_LEN as u64;
+    let buckets = buckets as usize;
+    if let Some(len) = len {
+        if (len as u64) < total {
+            return Err(LoadError::Truncated { expected: total, found: len as u64 });
+        }
+        if len as u64 > total {
+            return Err(LoadError::TrailingBytes { expected: total, found: len as u64 });
+        }
+    }
+
+    let mut crc = Crc64::new();
+    crc.update(&header);
+    let words = read_words(&mut r, buckets, len.is_some(), &mut crc, total)?;
+    let mut stored = [0u8; CHECKSUM_LEN];
+    let got = read_full(&mut r, &mut stored)?;
+    if got < CHECKSUM_LEN {
+        let found = total - (CHECKSUM_LEN - got) as u64;
+        return Err(LoadError::Truncated { expected: total, found });
+    }
+    let stored = u64::from_le_bytes(stored);
+    let computed = crc.finish();
+    if stored != computed {
+        return Err(LoadError::ChecksumMismatch { expected: stored, found: computed });
+    }
+
+    check_header(&header, &words)?;
+    let recorded = (0..PROBES).map(|k| read_u64(&header, AT_PROBES + 8 * k));
+    for (probe, (expected, found)) in recorded.zip(probes(&hasher)).enumerate() {
+        if expected != found {
+            return Err(LoadError::HasherMismatch { probe, expected, found });
+        }
+    }
+    let items = read_u64(&header, AT_ITEMS) as usize; // at most 4 × buckets: checked
+    let table = Table::from_words(words, DEFAULT_LOOKUP_RETRIES, items);
+    Ok(CuckooFilter::from_parts(table, hasher, capacity_of(buckets)))
+}
+
+/// The header fields the checksum cannot vouch for: it proves the bytes are as written, not that
+/// the writer was this crate.
+fn check_header(header: &[u8; HEADER_LEN], words: &[u64]) -> Result<(), LoadError> {
+    let (bits, lanes) = (header[AT_FINGERPRINT_BITS], header[AT_LANES]);
+    if bits != FINGERPRINT_BITS || usize::from(lanes) != LANES {
+        return Err(LoadError::UnsupportedLayout { fingerprint_bits: bits, lanes });
+    }
+    let flags = u32::from_le_bytes([
+        header[AT_FLAGS],
+        header[AT_FLAGS + 1],
+        header[AT_FLAGS + 2],
+        header[AT_FLAGS + 3],
+    ]);
+    if flags != 0 {
+        return Err(LoadError::InconsistentHeader {
+            field: "flags",
+            expected: "0".into(),
+            found: u64::from(flags),
+        });
+    }
+    if words.is_empty() {
+        return Err(LoadError::InconsistentHeader {
+            field: "bucket count",
+            expected: "at least 1".into(),
+            found: 0,
+        });
+    }
+    let items = read_u64(header, AT_ITEMS);
+    let lanes = words.len() as u64 * LANES as u64;
+    if items > lanes {
+        return Err(LoadError::InconsistentHeader {
+            field: "item count",
+            expected: format!("at most {lanes} ({LANES} lanes in each of {} buckets)", words.len()),
+            found: items,
+        });
+    }
+    let occupied: u64 = words.iter().map(|&w| occupied_lanes(w)).sum();
+    if items != occupied {
+        return Err(LoadError::InconsistentHeader {
+            field: "item count",
+            expected: format!("{occupied}, the number of occupied lanes"),
+            found: items,
+        });
+    }
+    Ok(())
+}
+
+/// Reads `buckets` little-endian words, feeding their bytes to `crc`. With `exact` the caller
+/// has checked the input holds them all, so the vector is allocated at once; otherwise it grows
+/// with the data that arrives, at most doubling, so a forged bucket count over a short stream
+/// costs no more than about twice the bytes actually read.
+fn read_words(
+    r: &mut impl Read,
+    buckets: usize,
+    exact: bool,
+    crc: &mut Crc64,
+    total: u64,
+) -> Result<Vec<u64>, LoadError> {
+    let mut words: Vec<u64> = Vec::new();
+    if exact {
+        reserve(&mut words, buckets)?;
+    }
+    let mut chunk = vec![0u8; CHUNK.min(buckets * WORD_LEN)];
+    let mut remaining = buckets;
+    while remaining > 0 {
+        let want = (remaining * WORD_LEN).min(CHUNK);
+        let got = read_full(r, &mut chunk[..want])?;
+        if got < want {
+            let found = (HEADER_LEN + words.len() * WORD_LEN + got) as u64;
+            return Err(LoadError::Truncated { expected: total, found });
+        }
+        crc.update(&chunk[..got]);
+        let arrived = got / WORD_LEN;
+        if words.capacity() - words.len() < arrived {
+            let grow = words.len().max(arrived).min(remaining);
+            reserve(&mut words, grow)?;
+        }
+        words.extend(chunk[..got].chunks_exact(WORD_LEN).map(|bytes| {
+            let mut word = [0u8; WORD_LEN];
+            word.copy_from_slice(bytes);
+            u64::from_le_bytes(word)
+        }));
+        remaining -= arrived;
+    }
+    Ok(words)
+}
+
+fn reserve(words: &mut Vec<u64>, additional: usize) -> Result<(), LoadError> {
+    words.try_reserve_exact(additional).map_err(|_| LoadError::AllocationFailed {
+        bytes: (words.len() + additional).saturating_mul(WORD_LEN),
+    })
+}
+
+/// Fills `buf` from `r` as far as the input goes; returns the bytes read (less than `buf.len()`
+/// only at the end of the input).
+fn read_full(r: &mut impl Read, buf: &mut [u8]) -> Result<usize, LoadError> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match r.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n.min(buf.len() - filled),
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+            Err(err) => return Err(LoadError::Io(err)),
+        }
+    }
+    Ok(filled)
+}
+
+fn read_u64(header: &[u8; HEADER_LEN], at: usize) -> u64 {
+    let mut bytes = [0u8; 8];
+    bytes.copy_from_slice(&header[at..at + 8]);
+    u64::from_le_bytes(bytes)
+}
+
+/// CRC-64/XZ (also called CRC-64/GO-ECMA): the ECMA-182 polynomial, reflected, with initial
+/// value and final XOR all ones. `check("123456789") = 0x995DC9BBDF1939FA`. It detects every
+/// error burst of up to 64 bits, so every single-bit flip. Slicing-by-8 tables, built at compile
+/// time.
+pub(crate) struct Crc64(u64);
+
+/// The reflected ECMA-182 polynomial.
+const CRC64_POLY: u64 = 0xC96C_5795_D787_0F42;
+
+static CRC64_TABLES: [[u64; 256]; 8] = crc64_tables();
+
+const fn crc64_tables() -> [[u64; 256]; 8] {
+    let mut tables = [[0u64; 256]; 8];
+    let mut i = 0;
+    while i < 256 {
+        let mut crc = i as u64;
+        let mut bit = 0;
+        while bit < 8 {
+            crc = if crc & 1 == 1 { (crc >> 1) ^ CRC64_POLY } else { crc >> 1 };
+            bit += 1;
+        }
+        tables[0][i] = crc;
+        i += 1;
+    }
+    let mut k = 1;
+    while k < 8 {
+        let mut i = 0;
+        while i < 256 {
+            let prev = tables[k - 1][i];
+            tables[k][i] = (prev >> 8) ^ tables[0][(prev & 0xFF) as usize];
+            i += 1;
+        }
+        k += 1;
+    }
+    tables
+}
+
+impl Crc64 {
+    pub(crate) const fn new() -> Self {
+        Self(!0)
+    }
+
+    pub(crate) fn update(&mut self, bytes: &[u8]) {
+        let t = &CRC64_TABLES;
+        let mut crc = self.0;
+        let mut blocks = bytes.chunks_exact(8);
+        for block in &mut blocks {
+            let mut eight = [0u8; 8];
+            eight.copy_from_slice(block);
+            let x = crc ^ u64::from_le_bytes(eight);
+            crc = t[7][(x & 0xFF) as usize]
+                ^ t[6][(x >> 8 & 0xFF) as usize]
+                ^ t[5][(x >> 16 & 0xFF) as usize]
+                ^ t[4][(x >> 24 & 0xFF) as usize]
+                ^ t[3][(x >> 32 & 0xFF) as usize]
+                ^ t[2][(x >> 40 & 0xFF) as usize]
+                ^ t[1][(x >> 48 & 0xFF) as usize]
+                ^ t[0][(x >> 56) as usize];
+        }
+        for &byte in blocks.remainder() {
+            crc = t[0][((crc ^ u64::from(byte)) & 0xFF) as usize] ^ (crc >> 8);
+        }
+        self.0 = crc;
+    }
+
+    pub(crate) const fn finish(&self) -> u64 {
+        !self.0
+    }
+}
+
+impl fmt::Debug for Crc64 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Crc64").field(&format_args!("{:#018x}", self.finish())).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hash::alt_index;
+    use rand::{rngs::StdRng, Rng, SeedableRng};
+
+    /// Bit-at-a-time CRC-64/XZ, straight from the definition.
+    fn crc64_bitwise(bytes: &[u8]) -> u64 {
+        let mut crc = !0u64;
+        for &byte in bytes {
+            crc ^= u64::from(byte);
+            for _ in 0..8 {
+                crc = if crc & 1 == 1 { (crc >> 1) ^ CRC64_POLY } else { crc >> 1 };
+            }
+        }
+        !crc
+    }
+
+    fn crc64(bytes: &[u8]) -> u64 {
+        let mut crc = Crc64::new();
+        crc.update(bytes);
+        crc.finish()
+    }
+
+    #[test]
+    fn crc64_matches_the_published_check_values() {
+        // The CRC catalogue's check value for CRC-64/XZ, and the empty input.
+        assert_eq!(crc64(b"123456789"), 0x995D_C9BB_DF19_39FA);
+        assert_eq!(crc64(b""), 0);
+        assert_eq!(crc64_bitwise(b"123456789"), 0x995D_C9BB_DF19_39FA);
+    }
+
+    #[test]
+    fn crc64_slicing_matches_bitwise_at_every_length_and_split() {
+        let mut rng = StdRng::seed_from_u64(5);
+        let data: Vec<u8> = (0..300).map(|_| rng.random()).collect();
+        for len in 0..data.len() {
+            let whole = crc64(&data[..len]);
+            assert_eq!(whole, crc64_bitwise(&data[..len]), "len {len}");
+            for split in [0, 1, 3, 7, 8, 9, len / 2, len] {
+                let split = split.min(len);
+                let mut crc = Crc64::new();
+                crc.update(&data[..split]);
+                crc.update(&data[split..len]);
+                assert_eq!(crc.finish(), whole, "len {len} split {split}");
+            }
+        }
+    }
+
+    #[test]
+    fn crc64_detects_every_single_bit_flip_and_short_burst() {
+        let mut rng = StdRng::seed_from_u64(6);
+        let data: Vec<u8> = (0..200).map(|_| rng.random()).collect();
+        let clean = crc64(&data);
+        let mut flipped = data.clone();
+        for bit in 0..data.len() * 8 {
+            flipped[bit / 8] ^= 1 << (bit % 8);
+            assert_ne!(crc64(&flipped), clean, "flip of bit {bit} undetected");
+            flipped[bit / 8] ^= 1 << (bit % 8);
+        }
+        for _ in 0..10_000 {
+            let at = rng.random_range(0..data.len() - 8);
+            let burst: u64 = rng.random_range(1..=u64::MAX);
+            let mut bytes = data.clone();
+            for (k, b) in burst.to_le_bytes().iter().enumerate() {
+                bytes[at + k] ^= b;
+            }
+            assert_ne!(crc64(&bytes), clean, "burst at {at} undetected");
+        }
+    }
+
+    /// A table of `m` buckets holding `f` in bucket `src`, where `alt(src, f) = dst < src`.
+    fn table_with_one_print(m: usize) -> (Table, u16, usize, usize) {
+        let src = m - 1;
+        let f = (1..=u16::MAX).find(|&f| alt_index(src, f, m) == 0).expect("a print links them");
+        let mut words = vec![0u64; m];
+        words[src] = u64::from(f);
+        (Table::from_words(words, DEFAULT_LOOKUP_RETRIES, 1), f, src, 0)
+    }
+
+    /// The hazard itself: the fingerprint moves from the last bucket to the first after the
+    /// first was read. A plain copy misses it; the validated scan notices and rescans.
+    #[test]
+    fn a_relocation_behind_the_scan_is_caught_and_rescanned() {
+        let (table, f, src, dst) = table_with_one_print(64);
+        let mut moved = false;
+        let scan = scan_with(&table, |i| {
+            if i == dst && !moved {
+                moved = true;
+                assert!(table.relocate_for_test(f, src, dst));
+            }
+        })
+        .unwrap();
+        assert!(moved);
+        assert_eq!(scan.scans, 2, "the first pass was spoiled and discarded");
+        assert!(!scan.held);
+        assert_eq!(scan.items, 1);
+        assert_eq!(scan.words[dst], u64::from(f));
+        assert_eq!(scan.words[src], 0);
+
+        // The same pass without validation would have lost the item.
+        let (table, f, src, dst) = table_with_one_print(64);
+        let mut naive = Vec::new();
+        for (i, word) in table.bucket_words().iter().enumerate() {
+            naive.push(word.load(Ordering::Acquire));
+            if i == dst {
+                assert!(table.relocate_for_test(f, src, dst));
+            }
+        }
+        assert!(naive.iter().all(|&w| w == 0), "the naive copy misses the item");
+    }
+
+    #[test]
+    fn persistent_relocations_make_the_scan_hold_them() {
+        let (table, f, src, dst) = table_with_one_print(8);
+        let mut passes = 0;
+        // Spoil every optimistic pass by moving the print back and forth; leave held passes be
+        // (a relocation here would wait for the hold this very thread has).
+        let scan = scan_with(&table, |i| {
+            if i == 0 {
+                passes += 1;
+                if passes <= OPTIMISTIC_SCANS as usize {
+                    let (from, to) = if passes % 2 == 1 { (src, dst) } else { (dst, src) };
+                    assert!(table.relocate_for_test(f, from, to));
+                }
+            }
+        })
+        .unwrap();
+        assert_eq!(scan.scans, OPTIMISTIC_SCANS + 1);
+        assert!(scan.held);
+        assert_eq!(scan.items, 1);
+        assert_eq!(scan.words.iter().filter(|&&w| w == u64::from(f)).count(), 1);
+    }
+
+    #[test]
+    fn a_held_relocation_waits_until_the_hold_ends() {
+        use std::sync::atomic::AtomicBool;
+        use std::time::Duration;
+
+        let (table, f, src, dst) = table_with_one_print(8);
+        let done = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            let hold = table.hold_relocations();
+            let mover = s.spawn(|| {
+                assert!(table.relocate_for_test(f, src, dst));
+                done.store(true, std::sync::atomic::Ordering::SeqCst);
+            });
+            std::thread::sleep(Duration::from_millis(50));
+            assert!(!done.load(std::sync::atomic::Ordering::SeqCst), "moved during the hold");
+            assert_eq!(table.bucket_words()[src].load(Ordering::Relaxed), u64::from(f));
+            drop(hold);
+            mover.join().unwrap();
+        });
+        assert!(done.into_inner());
+        assert_eq!(table.bucket_words()[dst].load(Ordering::Relaxed), u64::from(f));
+    }
+
+    #[test]
+    fn occupied_lanes_counts_non_zero_lanes() {
+        assert_eq!(occupied_lanes(0), 0);
+        assert_eq!(occupied_lanes(1), 1);
+        assert_eq!(occupied_lanes(0x0001_0000_0000_0000), 1);
+        assert_eq!(occupied_lanes(0xFFFF_0000_FFFF_0000), 2);
+        assert_eq!(occupied_lanes(u64::MAX), 4);
+    }
+
+    #[test]
+    fn max_buckets_keeps_the_length_in_range() {
+        let total =
+            (HEADER_LEN + CHECKSUM_LEN) as u128 + u128::from(MAX_BUCKETS) * WORD_LEN as u128;
+        assert!(total <= u128::from(u64::MAX));
+        assert!(MAX_BUCKETS as u128 * WORD_LEN as u128 <= isize::MAX as u128);
+    }
+}
+
+/// loom models of a snapshot's scan against relocations: with every interleaving and every
+/// value the memory model allows, the scan never loses the moving fingerprint.
+/// `RUSTFLAGS="--cfg loom" cargo test --release --lib snapshot::loom_models`
+#[cfg(all(test, loom))]
+mod loom_models {
+    use super::*;
+    use crate::hash::alt_index;
+    use std::collections::BTreeSet;
+    use std::sync::{Arc, Mutex};
+
+    const BUCKETS: usize = 3;
+
+    /// Races one scan against a relocation of the only fingerprint from `src` to `dst` (and
+    /// back, with `back`), then checks the copy and that each `expected` outcome occurred.
+    fn scan_vs_moves(src: usize, dst: usize, back: bool, expected: &[&str]) {
+        let f = (1..=u16::MAX).find(|&f| alt_index(src, f, BUCKETS) == dst).unwrap();
+        let seen = Arc::new(Mutex::new(BTreeSet::new()));
+        let record = Arc::clone(&seen);
+        loom::model(move || {
+            let mut words = vec![0u64; BUCKETS];
+            words[src] = u64::from(f);
+            let table = loom::sync::Arc::new(Table::from_words(words, DEFAULT_LOOKUP_RETRIES, 1));
+            let mover = {
+                let table = loom::sync::Arc::clone(&table);
+                loom::thread::spawn(move || {
+                    assert!(table.relocate_for_test(f, src, dst));
+                    if back {
+                        assert!(table.relocate_for_test(f, dst, src));
+                    }
+                })
+            };
+            let scan = scan(&table).unwrap();
+            mover.join().unwrap();
+            let copies = scan.words.iter().map(|&w| bucket::count(w, f)).sum::<usize>();
+            assert!(copies >= 1, "the snapshot lost the fingerprint: {:x?}", scan.words);
+            assert_eq!(scan.items, copies as u64);
+            record.lock().unwrap().insert(format!("{} passes, {copies} copies", scan.scans));
+        });
+        let seen = seen.lock().unwrap();
+        for outcome in expected {
+            assert!(seen.contains(*outcome), "never saw {outcome:?}; saw {seen:?}");
+        }
+    }
+
+    /// The hazard's direction: the fingerprint moves into a bucket the scan reads first.
+    #[test]
+    fn scan_vs_move_behind_it() {
+        scan_vs_moves(
+            2,
+            0,
+            false,
+            &["1 passes, 1 copies", "2 passes, 1 copies", "1 passes, 2 copies"],
+        );
+    }
+
+    /// The benign direction: the fingerprint moves ahead of the scan.
+    #[test]
+    fn scan_vs_move_ahead_of_it() {
+        scan_vs_moves(0, 2, false, &["1 passes, 1 copies", "2 passes, 1 copies"]);
+    }
+
+    /// A move and the move back: two bumps, so up to three passes (the third one holding
+    /// relocations).
+    #[test]
+    fn scan_vs_move_and_move_back() {
+        scan_vs_moves(
+            2,
+            0,
+            true,
+            &["1 passes, 1 copies", "2 passes, 1 copies", "3 passes, 1 copies"],
+        );
+    }
+}
