@@ -38,11 +38,12 @@ pub(crate) const fn alt_index(i: usize, fingerprint: u16, buckets: usize) -> usi
     // Golden-ratio multiply spreads the 16 fingerprint bits over the word; fastrange reduces it.
     let mixed = (fingerprint as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     let centre = ((mixed as u128 * buckets as u128) >> 64) as usize;
-    if centre >= i {
-        centre - i
-    } else {
-        centre + buckets - i
-    }
+    // `centre - i`, plus `buckets` when that is negative, without a branch: the CPU would
+    // mispredict one half the time. Both are below `isize::MAX`, so the difference's sign bit
+    // says whether it wrapped.
+    let difference = centre.wrapping_sub(i);
+    let wrapped = ((difference as isize) >> (usize::BITS - 1)) as usize;
+    difference.wrapping_add(buckets & wrapped)
 }
 
 /// The fingerprint and both buckets of a hash.

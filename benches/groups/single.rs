@@ -1,0 +1,148 @@
+//! Single-thread groups: `contains` at 0/50/100% positive, batched `contains`, `insert` from
+//! empty to capacity, `remove` of everything.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{measurement::WallTime, BenchmarkGroup, Criterion, SamplingMode, Throughput};
+
+use super::peers::{key, Local, PRESENT};
+use super::{Config, Size, PERCENTS};
+
+/// Items a batched-lookup iteration checks.
+pub(crate) const BATCH: usize = 256;
+
+fn group<'a>(c: &'a mut Criterion, cfg: &Config, name: String) -> BenchmarkGroup<'a, WallTime> {
+    let mut g = c.benchmark_group(name);
+    g.sample_size(10).warm_up_time(cfg.warm_up).measurement_time(cfg.measure);
+    g
+}
+
+/// `contains` at each positive fraction, one lookup an iteration, through `lookup`.
+pub(crate) fn contains(
+    c: &mut Criterion,
+    cfg: &Config,
+    size: &Size,
+    id: &str,
+    lookup: impl Fn(u64) -> bool,
+) {
+    for (p, queries) in PERCENTS.iter().zip(&size.queries) {
+        let mut g = group(c, cfg, format!("{}/contains_{p}pct", size.label));
+        g.throughput(Throughput::Elements(1));
+        let mask = queries.len() - 1;
+        g.bench_function(id, |b| {
+            let mut i = 0;
+            b.iter(|| {
+                i = (i + 1) & mask;
+                lookup(queries[i])
+            })
+        });
+        g.finish();
+    }
+}
+
+/// Batched `contains` at each positive fraction, [`BATCH`] lookups an iteration.
+pub(crate) fn contains_batch(
+    c: &mut Criterion,
+    cfg: &Config,
+    size: &Size,
+    id: &str,
+    lookup: impl Fn(&[u64], &mut [bool]),
+) {
+    for (p, queries) in PERCENTS.iter().zip(&size.queries) {
+        let mut g = group(c, cfg, format!("{}/contains_{p}pct", size.label));
+        g.throughput(Throughput::Elements(BATCH as u64));
+        let blocks = queries.len() / BATCH;
+        let mut out = vec![false; BATCH];
+        g.bench_function(id, |b| {
+            let mut i = 0;
+            b.iter(|| {
+                i = (i + 1) % blocks;
+                lookup(&queries[i * BATCH..(i + 1) * BATCH], &mut out);
+                black_box(&out);
+            })
+        });
+        g.finish();
+    }
+}
+
+/// `insert` of `size.n` items into a fresh filter from `make`, one fill an iteration (building
+/// the empty filter is not timed).
+pub(crate) fn insert<P: Local>(c: &mut Criterion, cfg: &Config, size: &Size, make: impl Fn() -> P) {
+    let name = make().name();
+    let mut g = group(c, cfg, format!("{}/insert_to_capacity", size.label));
+    g.throughput(Throughput::Elements(size.n as u64)).sampling_mode(SamplingMode::Flat);
+    g.bench_function(name, |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let mut filter = make();
+                let start = Instant::now();
+                let refused =
+                    (0..size.n as u64).filter(|&i| !filter.insert(key(PRESENT, i))).count();
+                total += start.elapsed();
+                black_box(refused);
+                drop(filter);
+            }
+            total
+        })
+    });
+    g.finish();
+}
+
+/// `remove` of all `size.n` items of a full filter, one emptying an iteration (building and
+/// filling are not timed).
+pub(crate) fn remove<P: Local>(c: &mut Criterion, cfg: &Config, size: &Size, make: impl Fn() -> P) {
+    let probe = make();
+    if !probe.removes() {
+        return;
+    }
+    let name = probe.name();
+    drop(probe);
+    let mut g = group(c, cfg, format!("{}/remove_all", size.label));
+    g.throughput(Throughput::Elements(size.n as u64)).sampling_mode(SamplingMode::Flat);
+    g.bench_function(name, |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let mut filter = make();
+                for i in 0..size.n as u64 {
+                    filter.insert(key(PRESENT, i));
+                }
+                let start = Instant::now();
+                let missed =
+                    (0..size.n as u64).filter(|&i| !filter.remove(key(PRESENT, i))).count();
+                total += start.elapsed();
+                black_box(missed);
+            }
+            total
+        })
+    });
+    g.finish();
+}
+
+/// Ours through `insert_batch`, 1024 keys a call, in the `insert_to_capacity` group.
+pub(crate) fn insert_batch(c: &mut Criterion, cfg: &Config, size: &Size) {
+    let mut g = group(c, cfg, format!("{}/insert_to_capacity", size.label));
+    g.throughput(Throughput::Elements(size.n as u64)).sampling_mode(SamplingMode::Flat);
+    g.bench_function("lockfree-cuckoo insert_batch", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            let mut chunk = Vec::with_capacity(1024);
+            for _ in 0..iters {
+                let filter = lockfree_cuckoo::CuckooFilter::with_capacity(size.n);
+                let start = Instant::now();
+                let mut stored = 0;
+                for lo in (0..size.n as u64).step_by(1024) {
+                    chunk.clear();
+                    chunk.extend((lo..(lo + 1024).min(size.n as u64)).map(|i| key(PRESENT, i)));
+                    stored += filter.insert_batch(&chunk);
+                }
+                total += start.elapsed();
+                black_box(stored);
+            }
+            total
+        })
+    });
+    g.finish();
+}

@@ -1,0 +1,216 @@
+//! Space, false-positive rate and one-shot fill/empty rates of every peer at the same item
+//! count: the table behind `BENCHMARKS.md`'s space section and its DRAM-resident insert and
+//! remove rates (a 120-million-item fill is one long measurement; criterion's ten samples of it
+//! would take most of an hour on two cores).
+//!
+//! ```text
+//! cargo run --release --example peers                       # 120,000,000 items
+//! cargo run --release --example peers -- --items 58000 --queries 10000000
+//! cargo run --release --example peers -- --peers ours,cf-ahash
+//! ```
+//!
+//! Each filter is built for `items`, filled with `items` keys from empty on one thread (timed),
+//! asked `queries` keys that were never inserted (the measured false-positive rate), and emptied
+//! by removing every key (timed), then dropped before the next one is built.
+
+#[path = "../benches/groups/peers.rs"]
+mod peers;
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use peers::{key, Local, ABSENT, PRESENT};
+
+const ALL: [&str; 8] =
+    ["ours", "ours-batch", "cf-ahash", "cf", "acf", "fastbloom", "scalable", "dashset"];
+
+/// Ours filled through `insert_batch` (1024 keys a call) and emptied through `remove`.
+struct OursBatched(peers::Ours);
+
+impl Local for OursBatched {
+    fn name(&self) -> &'static str {
+        "lockfree-cuckoo (insert_batch)"
+    }
+    fn insert(&mut self, key: u64) -> bool {
+        self.0.insert(key)
+    }
+    fn contains(&self, key: u64) -> bool {
+        self.0.contains(key)
+    }
+    fn remove(&mut self, key: u64) -> bool {
+        self.0.remove(key)
+    }
+    fn bytes(&self) -> usize {
+        self.0.bytes()
+    }
+    fn fill(&mut self, items: usize) -> usize {
+        let mut refused = 0;
+        let mut chunk = Vec::with_capacity(1024);
+        for lo in (0..items as u64).step_by(1024) {
+            chunk.clear();
+            chunk.extend((lo..(lo + 1024).min(items as u64)).map(|i| key(PRESENT, i)));
+            refused += chunk.len() - self.0 .0.insert_batch(&chunk);
+        }
+        refused
+    }
+}
+
+struct Row {
+    name: &'static str,
+    bytes: usize,
+    rss: Option<usize>,
+    refused: usize,
+    fill_mops: f64,
+    fpr: f64,
+    false_negatives: usize,
+    remove_mops: Option<f64>,
+    remove_missed: usize,
+}
+
+/// Resident set size from /proc (Linux), for a cross-check of the reported bytes.
+fn rss() -> Option<usize> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: usize = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * 4096)
+}
+
+fn measure<P: Local>(make: impl FnOnce() -> P, items: usize, queries: usize) -> Row {
+    let rss_before = rss();
+    let mut filter = make();
+    let name = filter.name();
+    eprint!("{name}: filling {items} ...");
+    let start = Instant::now();
+    let refused = filter.fill(items);
+    let fill_mops = items as f64 / start.elapsed().as_secs_f64() / 1e6;
+    let rss = match (rss_before, rss()) {
+        (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+        _ => None,
+    };
+    eprint!(" {fill_mops:.2} M/s; false positives ...");
+    let hits = (0..queries as u64).filter(|&i| filter.contains(key(ABSENT, i))).count();
+    // A sample of the inserted keys must all be found (none was refused, or the peer said so).
+    let step = (items / 1_000_000).max(1);
+    let false_negatives =
+        (0..items as u64).step_by(step).filter(|&i| !filter.contains(key(PRESENT, i))).count();
+    let (remove_mops, remove_missed) = if filter.removes() {
+        eprint!(" removing ...");
+        let start = Instant::now();
+        let missed = (0..items as u64).filter(|&i| !filter.remove(key(PRESENT, i))).count();
+        (Some(items as f64 / start.elapsed().as_secs_f64() / 1e6), missed)
+    } else {
+        (None, 0)
+    };
+    eprintln!(" done");
+    let bytes = filter.bytes();
+    Row {
+        name,
+        bytes,
+        rss,
+        refused,
+        fill_mops,
+        fpr: hits as f64 / queries as f64,
+        false_negatives,
+        remove_mops,
+        remove_missed,
+    }
+}
+
+fn main() -> ExitCode {
+    let mut items = 120_000_000usize;
+    let mut queries = 10_000_000usize;
+    let mut which: Vec<String> = ALL.iter().map(|s| s.to_string()).collect();
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = |flag: &str| match args.next().map(|v| v.replace('_', "")) {
+            Some(v) => Ok(v),
+            None => Err(format!("`{flag}` needs a value")),
+        };
+        let result = match arg.as_str() {
+            "--items" => value("--items")
+                .and_then(|v| v.parse().map_err(|e| format!("--items: {e}")))
+                .map(|v| items = v),
+            "--queries" => value("--queries")
+                .and_then(|v| v.parse().map_err(|e| format!("--queries: {e}")))
+                .map(|v| queries = v),
+            "--peers" => value("--peers").and_then(|v| {
+                let list: Vec<String> = v.split(',').map(str::to_string).collect();
+                match list.iter().find(|p| !ALL.contains(&p.as_str())) {
+                    Some(bad) => Err(format!("unknown peer `{bad}`, expected some of {ALL:?}")),
+                    None => {
+                        which = list;
+                        Ok(())
+                    }
+                }
+            }),
+            "-h" | "--help" => {
+                println!("usage: peers [--items N] [--queries N] [--peers {}]", ALL.join(","));
+                return ExitCode::SUCCESS;
+            }
+            other => Err(format!("unknown argument `{other}`")),
+        };
+        if let Err(msg) = result {
+            eprintln!("error: {msg}");
+            return ExitCode::from(2);
+        }
+    }
+    if items == 0 || queries == 0 {
+        eprintln!("error: --items and --queries must be positive");
+        return ExitCode::from(2);
+    }
+
+    let ours = lockfree_cuckoo::CuckooFilter::with_capacity(items);
+    let lanes = ours.bucket_count() * 4;
+    drop(ours);
+    // The false-positive rate our filter has at `items`, for the peers sized by a target rate.
+    let fp = 8.0 * (items as f64 / lanes as f64) / 65535.0;
+    let mut rows = Vec::new();
+    for peer in &which {
+        rows.push(match peer.as_str() {
+            "ours" => measure(|| peers::Ours::new(items), items, queries),
+            "ours-batch" => measure(|| OursBatched(peers::Ours::new(items)), items, queries),
+            "cf-ahash" => measure(|| peers::CfAhash::new(items), items, queries),
+            "cf" => measure(|| peers::CfSip::new(items), items, queries),
+            "acf" => measure(|| peers::Acf::new(items), items, queries),
+            "fastbloom" => measure(|| peers::Bloom::new(items, fp), items, queries),
+            "scalable" => measure(|| peers::Scalable::new(items, fp), items, queries),
+            "dashset" => measure(|| peers::Dash::new(items), items, queries),
+            _ => unreachable!(),
+        });
+    }
+
+    println!(
+        "{} items; {} never-inserted queries; Bloom and scalable filters sized for our \
+         expected rate {:.4}%",
+        items,
+        queries,
+        fp * 100.0
+    );
+    println!();
+    println!(
+        "| peer | bytes/item | RSS growth/item | measured FPR | fill M/s | ours/peer | refused | remove-all M/s | ours/peer | misses |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let ours = rows.iter().find(|r| r.name == "lockfree-cuckoo");
+    let ratio = |ours: Option<f64>, peer: Option<f64>| match (ours, peer) {
+        (Some(o), Some(p)) => format!("{:.2}", o / p),
+        _ => "-".to_string(),
+    };
+    for r in &rows {
+        let rss = r.rss.map_or("-".to_string(), |b| format!("{:.2}", b as f64 / items as f64));
+        let remove = r.remove_mops.map_or("n/a".to_string(), |m| format!("{m:.2}"));
+        println!(
+            "| {} | {:.2} | {} | {:.4}% | {:.2} | {} | {} | {} | {} | {} |",
+            r.name,
+            r.bytes as f64 / items as f64,
+            rss,
+            r.fpr * 100.0,
+            r.fill_mops,
+            ratio(ours.map(|o| o.fill_mops), Some(r.fill_mops)),
+            r.refused,
+            remove,
+            ratio(ours.and_then(|o| o.remove_mops), r.remove_mops),
+            r.remove_missed + r.false_negatives
+        );
+    }
+    ExitCode::SUCCESS
+}
