@@ -6,7 +6,7 @@
 //! thread and several).
 //!
 //! ```text
-//! cargo run --release --example paper             # about 5 minutes on 2 cores
+//! cargo run --release --example paper             # about 7.5 minutes on 2 cores
 //! cargo run --release --example paper -- --quick  # CI: small table, under a minute
 //! cargo run --release --example paper -- --help
 //! ```
