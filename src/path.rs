@@ -160,7 +160,9 @@ mod tests {
 
     /// A fingerprint whose two buckets are `from` and `to`.
     fn print_between(from: usize, to: usize) -> u16 {
-        (1..=u16::MAX).find(|&f| alt_index(from, f, BUCKETS) == to).expect("some fingerprint links them")
+        (1..=u16::MAX)
+            .find(|&f| alt_index(from, f, BUCKETS) == to)
+            .expect("some fingerprint links them")
     }
 
     fn table(words: &[(usize, u64)]) -> Vec<AtomicU64> {
@@ -211,7 +213,8 @@ mod tests {
 
     #[test]
     fn fails_when_every_reachable_bucket_is_full() {
-        let buckets: Vec<AtomicU64> = (0..BUCKETS).map(|_| AtomicU64::new(full([1, 2, 3, 4]))).collect();
+        let buckets: Vec<AtomicU64> =
+            (0..BUCKETS).map(|_| AtomicU64::new(full([1, 2, 3, 4]))).collect();
         let mut search = PathSearch::default();
         assert_eq!(search.plan(&buckets, Slots { fingerprint: 9, first: 0, second: 1 }), None);
         assert!(search.hops().is_empty());
@@ -220,7 +223,8 @@ mod tests {
     #[test]
     fn never_plans_a_move_onto_the_same_bucket() {
         // Bucket 12 holds only fingerprints whose other bucket is 12 itself.
-        let fixed: Vec<u16> = (1..=u16::MAX).filter(|&f| alt_index(12, f, BUCKETS) == 12).take(4).collect();
+        let fixed: Vec<u16> =
+            (1..=u16::MAX).filter(|&f| alt_index(12, f, BUCKETS) == 12).take(4).collect();
         let buckets = table(&[(12, full([fixed[0], fixed[1], fixed[2], fixed[3]]))]);
         let mut search = PathSearch::default();
         assert_eq!(search.plan(&buckets, Slots { fingerprint: 9, first: 12, second: 12 }), None);

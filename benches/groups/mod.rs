@@ -8,6 +8,7 @@
 //! | `LFC_BENCH_GROUPS` | all | comma list of `contains,batch,threads,mixed,insert,remove` |
 //! | `LFC_BENCH_SECS` | 2 | criterion measurement time per benchmark, seconds |
 //! | `LFC_BENCH_WARMUP` | 0.5 | criterion warm-up time per benchmark, seconds |
+//! | `LFC_BENCH_DRAM_FILLS` | unset | set: also `insert` and `remove` at the DRAM size (slow) |
 //!
 //! A quick smoke run: `LFC_BENCH_LARGE=0 LFC_BENCH_SECS=0.2 LFC_BENCH_WARMUP=0.1 cargo bench`.
 
