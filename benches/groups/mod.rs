@@ -234,7 +234,10 @@ pub(crate) fn run(c: &mut criterion::Criterion, cfg: &Config, size: &Size) {
                     }
                     if cfg.group("mixed") {
                         let failures = threads::mixed(c, cfg, size, &locked);
-                        eprintln!("[mixed] {}: {failures} failed inserts/removes", locked.name());
+                        eprintln!(
+                            "[mixed] {}: {failures} failed inserts/removes",
+                            Shared::name(&locked)
+                        );
                     }
                     drop(locked);
                     if fills && cfg.group("insert") {
@@ -279,7 +282,9 @@ pub(crate) fn run(c: &mut criterion::Criterion, cfg: &Config, size: &Size) {
                 let refused = fill_with(size.fill, threads, |k| Shared::insert(&filter, k));
                 report_fill(size, "fastbloom", refused, start);
                 if cfg.group("contains") {
-                    single::contains(c, cfg, size, "fastbloom (atomic)", |k| filter.0.contains(&k));
+                    single::contains(c, cfg, size, "fastbloom (atomic)", |k| {
+                        filter.inner.contains(&k)
+                    });
                 }
                 if cfg.group("threads") {
                     threads::contains(c, cfg, size, &filter);

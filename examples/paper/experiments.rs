@@ -293,7 +293,7 @@ fn snapshot(
     }
     Snapshot {
         items: held.len(),
-        bytes: driver.filter().bytes(),
+        bytes: driver.filter().table_bytes(),
         fpr: hits as f64 / asked.max(1) as f64,
         fpr_queries: asked,
         construction,

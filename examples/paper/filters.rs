@@ -1,11 +1,10 @@
-//! The filters under test behind one interface, and the drivers that run batches of operations
-//! on them from one thread or several.
+//! The filters under test (the peers of `examples/common/peers.rs`) behind one interface, and
+//! the drivers that run batches of operations on them from one thread or several.
 //!
 //! Each batch is one virtual call; the loop inside is compiled per filter, so the interface
 //! costs nothing per operation. Single-threaded peers are driven through `&mut self` and pay no
 //! lock; only filters that are concurrent themselves get a multi-threaded line.
 
-use std::collections::hash_map::DefaultHasher;
 use std::hint::black_box;
 use std::iter;
 use std::ops::Range;
@@ -13,51 +12,21 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::thread;
 
 use crate::keys::key;
+use crate::peers::{Acf, Bloom, CfSip, Local, Ours, Scalable, Shared};
 
-/// A filter used from one thread. Keys are `u64`s, hashed by each filter's own default hasher,
-/// as the paper includes hashing in its timings.
-pub(crate) trait Filter {
-    /// Adds `key`; `false` when the filter refused it.
-    fn insert(&mut self, key: u64) -> bool;
-    /// Whether `key` may be present.
-    fn contains(&self, key: u64) -> bool;
-    /// Removes one copy of `key`; only called when [`removes`](Self::removes) is true.
-    fn remove(&mut self, key: u64) -> bool;
-    /// Whether the filter supports removal at all (Bloom filters do not).
-    fn removes(&self) -> bool {
-        true
-    }
+/// A filter used from one thread: a [`Local`] peer (keys are `u64`s, hashed by each filter's
+/// own default hasher, as the paper includes hashing in its timings) plus what the figures
+/// need. Filters that threads share through `&self` are also [`Shared`].
+pub(crate) trait Filter: Local {
     /// Bytes of the filter's table: the numerator of bits per item.
-    fn bytes(&self) -> usize;
+    fn table_bytes(&self) -> usize;
     /// Items at 100% occupancy: fingerprint slots for a cuckoo filter, the item count a Bloom
     /// filter was sized for. Occupancy on the figures' x axes is items over this.
     fn slots(&self) -> u64;
 }
 
-/// A filter that threads share through `&self`.
-pub(crate) trait Concurrent: Filter + Sync {
-    fn insert_shared(&self, key: u64) -> bool;
-    fn remove_shared(&self, key: u64) -> bool;
-}
-
-/// This crate's filter.
-#[derive(Debug)]
-pub(crate) struct Ours(pub(crate) lockfree_cuckoo::CuckooFilter);
-
 impl Filter for Ours {
-    #[inline]
-    fn insert(&mut self, key: u64) -> bool {
-        self.insert_shared(key)
-    }
-    #[inline]
-    fn contains(&self, key: u64) -> bool {
-        self.0.contains(&key)
-    }
-    #[inline]
-    fn remove(&mut self, key: u64) -> bool {
-        self.remove_shared(key)
-    }
-    fn bytes(&self) -> usize {
+    fn table_bytes(&self) -> usize {
         self.0.bucket_count() * 8
     }
     fn slots(&self) -> u64 {
@@ -65,71 +34,17 @@ impl Filter for Ours {
     }
 }
 
-impl Concurrent for Ours {
-    #[inline]
-    fn insert_shared(&self, key: u64) -> bool {
-        self.0.insert(&key).is_ok()
-    }
-    #[inline]
-    fn remove_shared(&self, key: u64) -> bool {
-        self.0.remove(&key)
-    }
-}
-
-/// `cuckoofilter` 0.5: 8-bit fingerprints, four per bucket, a power-of-two bucket count, SipHash
-/// (`std`'s `DefaultHasher`, its default), random-walk inserts of up to 500 kicks.
-pub(crate) struct CuckooRs {
-    filter: cuckoofilter::CuckooFilter<DefaultHasher>,
-    slots: u64,
-}
-
-impl CuckooRs {
-    pub(crate) fn with_capacity(items: usize) -> Self {
-        // Its constructor's own rounding: the next power of two of slots, four to a bucket.
-        let slots = items.next_power_of_two().max(4) as u64;
-        Self { filter: cuckoofilter::CuckooFilter::with_capacity(items), slots }
-    }
-}
-
-impl Filter for CuckooRs {
-    #[inline]
-    fn insert(&mut self, key: u64) -> bool {
-        self.filter.add(&key).is_ok()
-    }
-    #[inline]
-    fn contains(&self, key: u64) -> bool {
-        self.filter.contains(&key)
-    }
-    #[inline]
-    fn remove(&mut self, key: u64) -> bool {
-        self.filter.delete(&key)
-    }
-    fn bytes(&self) -> usize {
-        self.filter.memory_usage()
+impl Filter for CfSip {
+    fn table_bytes(&self) -> usize {
+        self.inner.memory_usage()
     }
     fn slots(&self) -> u64 {
         self.slots
     }
 }
 
-/// `atomic-cuckoo-filter` 0.3: 16-bit fingerprints, four per bucket, a power-of-two bucket
-/// count, SipHash; lock-free simple inserts, but evictions and removes take its writer lock.
-pub(crate) struct AtomicCuckoo(pub(crate) atomic_cuckoo_filter::CuckooFilter);
-
-impl Filter for AtomicCuckoo {
-    #[inline]
-    fn insert(&mut self, key: u64) -> bool {
-        self.insert_shared(key)
-    }
-    #[inline]
-    fn contains(&self, key: u64) -> bool {
-        self.0.contains(&key)
-    }
-    #[inline]
-    fn remove(&mut self, key: u64) -> bool {
-        self.remove_shared(key)
-    }
-    fn bytes(&self) -> usize {
+impl Filter for Acf {
+    fn table_bytes(&self) -> usize {
         // 16-bit fingerprints packed into machine words with no padding at four to a bucket.
         self.0.capacity() * 2
     }
@@ -138,77 +53,17 @@ impl Filter for AtomicCuckoo {
     }
 }
 
-impl Concurrent for AtomicCuckoo {
-    #[inline]
-    fn insert_shared(&self, key: u64) -> bool {
-        self.0.insert(&key).is_ok()
-    }
-    #[inline]
-    fn remove_shared(&self, key: u64) -> bool {
-        self.0.remove(&key)
-    }
-}
-
-/// `fastbloom` 0.17's `AtomicBloomFilter`, sized for a given item count and false-positive
-/// rate. It is concurrent through `&self`, but only driven from one thread here.
-pub(crate) struct Bloom {
-    filter: fastbloom::AtomicBloomFilter,
-    items: u64,
-}
-
-impl Bloom {
-    pub(crate) fn new(items: u64, fpr: f64) -> Self {
-        let filter =
-            fastbloom::AtomicBloomFilter::with_false_pos(fpr).expected_items(items as usize);
-        Self { filter, items }
-    }
-}
-
 impl Filter for Bloom {
-    #[inline]
-    fn insert(&mut self, key: u64) -> bool {
-        // `insert` reports whether the key was (probably) present already; a Bloom filter
-        // never refuses.
-        self.filter.insert(&key);
-        true
-    }
-    #[inline]
-    fn contains(&self, key: u64) -> bool {
-        self.filter.contains(&key)
-    }
-    fn remove(&mut self, _key: u64) -> bool {
-        unreachable!("the drivers never remove from a Bloom filter")
-    }
-    fn removes(&self) -> bool {
-        false
-    }
-    fn bytes(&self) -> usize {
-        self.filter.num_bits() / 8
+    fn table_bytes(&self) -> usize {
+        self.inner.num_bits() / 8
     }
     fn slots(&self) -> u64 {
-        self.items
+        self.items as u64
     }
 }
 
-/// `scalable_cuckoo_filter` 0.5: fingerprints sized from a target false-positive rate, SipHash
-/// 1-3; it never refuses, it adds a larger table instead.
-pub(crate) struct Scalable(pub(crate) scalable_cuckoo_filter::ScalableCuckooFilter<u64>);
-
 impl Filter for Scalable {
-    #[inline]
-    fn insert(&mut self, key: u64) -> bool {
-        self.0.insert(&key);
-        true
-    }
-    #[inline]
-    fn contains(&self, key: u64) -> bool {
-        self.0.contains(&key)
-    }
-    #[inline]
-    fn remove(&mut self, key: u64) -> bool {
-        self.0.remove(&key)
-    }
-    fn bytes(&self) -> usize {
+    fn table_bytes(&self) -> usize {
         (self.0.bits() / 8) as usize
     }
     fn slots(&self) -> u64 {
@@ -280,7 +135,7 @@ fn shares(range: Range<u64>, parts: usize) -> Vec<Range<u64>> {
     (0..parts).map(|p| range.start + len * p / parts..range.start + len * (p + 1) / parts).collect()
 }
 
-impl<F: Concurrent> Driver for Parallel<F> {
+impl<F: Filter + Shared> Driver for Parallel<F> {
     fn threads(&self) -> usize {
         self.threads
     }
@@ -299,7 +154,7 @@ impl<F: Concurrent> Driver for Parallel<F> {
                     let stop = &stop;
                     s.spawn(move || {
                         for index in share.clone() {
-                            if stop.load(Relaxed) || !filter.insert_shared(key(index)) {
+                            if stop.load(Relaxed) || !Shared::insert(filter, key(index)) {
                                 stop.store(true, Relaxed);
                                 return share.start..index;
                             }
@@ -320,7 +175,9 @@ impl<F: Concurrent> Driver for Parallel<F> {
                 .chunks(chunk)
                 .map(|part| {
                     s.spawn(move || {
-                        part.iter().map(|&q| u64::from(filter.contains(black_box(q)))).sum::<u64>()
+                        part.iter()
+                            .map(|&q| u64::from(Shared::contains(filter, black_box(q))))
+                            .sum::<u64>()
                     })
                 })
                 .collect();
@@ -338,7 +195,7 @@ impl<F: Concurrent> Driver for Parallel<F> {
                     s.spawn(move || {
                         mine.into_iter()
                             .flatten()
-                            .map(|i| u64::from(filter.remove_shared(key(i))))
+                            .map(|i| u64::from(Shared::remove(filter, key(i))))
                             .sum::<u64>()
                     })
                 })

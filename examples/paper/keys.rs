@@ -6,18 +6,11 @@
 
 use std::ops::Range;
 
+use crate::peers::mix;
+
 /// First index of the keys that are never inserted: inserted keys use indices below it, and
 /// `mix` is a bijection, so a query drawn from here is a true negative.
 const ABSENT_BASE: u64 = 1 << 62;
-
-/// The splitmix64 finaliser: a bijection on `u64` with good avalanche.
-#[inline]
-pub(crate) fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
 
 /// The key with index `index`.
 #[inline]

@@ -18,6 +18,8 @@ mod experiments;
 mod filters;
 mod keys;
 mod output;
+#[path = "../common/peers.rs"]
+mod peers;
 mod svg;
 
 use std::path::PathBuf;
@@ -27,7 +29,8 @@ use std::time::Instant;
 use lockfree_cuckoo::CuckooFilter;
 
 use crate::experiments::{run, Plan, Results};
-use crate::filters::{AtomicCuckoo, Bloom, CuckooRs, Ours, Parallel, Scalable, Serial};
+use crate::filters::{Parallel, Serial};
+use crate::peers::{Acf, Bloom, CfSip, Ours, Scalable};
 
 const USAGE: &str = "\
 Regenerates the cuckoo filter paper's evaluation (CoNEXT 2014, section 7) for lockfree-cuckoo
@@ -221,8 +224,8 @@ fn main() -> ExitCode {
         let fpr = if ours.fpr > 0.0 { ours.fpr } else { 8.0 * results[0].max_load / 65535.0 };
         let n = capacity as usize;
 
-        results.push(run("cuckoofilter", &mut Serial(CuckooRs::with_capacity(n)), &plan));
-        let atomic = || AtomicCuckoo(atomic_cuckoo_filter::CuckooFilter::with_capacity(n));
+        results.push(run("cuckoofilter", &mut Serial(CfSip::new(n)), &plan));
+        let atomic = || Acf::new(n);
         results.push(run("atomic-cuckoo-filter", &mut Serial(atomic()), &plan));
         let threads = config.threads;
         results.push(run(
@@ -232,7 +235,11 @@ fn main() -> ExitCode {
         ));
         // Only the concurrent cuckoo peer gets a threaded line: it is the comparison that
         // matters for this crate, and each extra pass at 192 MiB costs a minute or two.
-        results.push(run("fastbloom", &mut Serial(Bloom::new(ours.items, fpr)), &same_items));
+        results.push(run(
+            "fastbloom",
+            &mut Serial(Bloom::new(ours.items as usize, fpr)),
+            &same_items,
+        ));
         let scalable = scalable_cuckoo_filter::ScalableCuckooFilterBuilder::new()
             .initial_capacity(n)
             .false_positive_probability(fpr)
