@@ -18,6 +18,8 @@ pub(crate) mod threads;
 
 use std::time::Duration;
 
+use criterion::{measurement::WallTime, BenchmarkGroup, Criterion};
+
 /// Peer keys accepted by `LFC_BENCH_PEERS`, in run order.
 pub(crate) const PEERS: &[&str] =
     &["ours", "floor", "cf-ahash", "cf", "acf", "fastbloom", "scalable", "dashset"];
@@ -336,4 +338,15 @@ pub(crate) fn run(c: &mut criterion::Criterion, cfg: &Config, size: &Size) {
             other => unreachable!("{other}"),
         }
     }
+}
+
+/// A criterion group with the run's sample size, warm-up and measurement times.
+pub(crate) fn group<'a>(
+    c: &'a mut Criterion,
+    cfg: &Config,
+    name: String,
+) -> BenchmarkGroup<'a, WallTime> {
+    let mut g = c.benchmark_group(name);
+    g.sample_size(10).warm_up_time(cfg.warm_up).measurement_time(cfg.measure);
+    g
 }

@@ -4,19 +4,13 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use criterion::{measurement::WallTime, BenchmarkGroup, Criterion, SamplingMode, Throughput};
+use criterion::{Criterion, SamplingMode, Throughput};
 
 use super::peers::{key, Local, PRESENT};
-use super::{Config, Size, PERCENTS};
+use super::{group, Config, Size, PERCENTS};
 
 /// Items a batched-lookup iteration checks.
 pub(crate) const BATCH: usize = 256;
-
-fn group<'a>(c: &'a mut Criterion, cfg: &Config, name: String) -> BenchmarkGroup<'a, WallTime> {
-    let mut g = c.benchmark_group(name);
-    g.sample_size(10).warm_up_time(cfg.warm_up).measurement_time(cfg.measure);
-    g
-}
 
 /// `contains` at each positive fraction, one lookup an iteration, through `lookup`.
 pub(crate) fn contains(

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, Throughput};
 
 use super::peers::{key, Shared, PRESENT, THREAD_BASE};
-use super::{Config, Size};
+use super::{group, Config, Size};
 
 /// Thread counts of the `contains` group.
 pub(crate) const THREADS: [usize; 3] = [1, 2, 4];
@@ -41,8 +41,7 @@ pub(crate) fn contains<S: Shared>(c: &mut Criterion, cfg: &Config, size: &Size, 
     let queries = &size.queries[1];
     let mask = queries.len() - 1;
     for threads in THREADS {
-        let mut g = c.benchmark_group(format!("{}/contains_threads_{threads}", size.label));
-        g.sample_size(10).warm_up_time(cfg.warm_up).measurement_time(cfg.measure);
+        let mut g = group(c, cfg, format!("{}/contains_threads_{threads}", size.label));
         g.throughput(Throughput::Elements(threads as u64));
         g.bench_function(filter.name(), |b| {
             b.iter_custom(|iters| {
@@ -146,8 +145,7 @@ pub(crate) fn mixed<S: Shared>(c: &mut Criterion, cfg: &Config, size: &Size, fil
         .into_iter()
         .map(std::sync::Mutex::new)
         .collect();
-    let mut g = c.benchmark_group(format!("{}/mixed_90_5_5_2t", size.label));
-    g.sample_size(10).warm_up_time(cfg.warm_up).measurement_time(cfg.measure);
+    let mut g = group(c, cfg, format!("{}/mixed_90_5_5_2t", size.label));
     g.throughput(Throughput::Elements(THREADS as u64));
     g.bench_function(filter.name(), |b| {
         b.iter_custom(|iters| {
