@@ -364,3 +364,214 @@ fn m11_surplus_removal_vs_move_back() {
         seen.record(label);
     });
 }
+
+/// Colliding items: X and Y share a fingerprint and the pair {home, away}; Y's first bucket is
+/// `home`, X's is `away`. X's only copy is in `home`, which is full; `away` has room. The writer
+/// inserts Y (it lands in `away`) and then removes Y (it takes the copy in `home`, its first
+/// bucket): by invariant 4 a move of X from `home` to `away`, which must be announced like a
+/// relocation. The reader looks X up through `first`, reading that bucket first.
+fn colliding_insert_remove_vs_lookup(name: &str, home: usize, away: usize, read_away_first: bool) {
+    let expected = ["before, before", "across, before", "across, across"];
+    explore(name, &expected, move |seen| {
+        let filter = table(3, 1);
+        let mut items = Items::default();
+        let y = items.pick(&filter, home, away);
+        let x = y.flipped(&filter);
+        assert!(x.insert(&filter), "setup: X lands in its first bucket");
+        assert!(x.remove(&filter) && y.insert(&filter), "setup: X's copy moves to `home`");
+        items.fill(&filter, home, 3);
+        let other = 3 - home - away;
+        items.fill(&filter, other, 4);
+        items.fill(&filter, away, 2);
+        let target = if read_away_first { x } else { y };
+        let stage = Arc::new(Stage::default());
+        let writer = {
+            let stage = Arc::clone(&stage);
+            spawn(&filter, move |f| stage.run(|| y.insert(f)) && stage.run(|| y.remove(f)))
+        };
+        let (found, span) = stage.watch(|| target.contains(&filter));
+        assert!(
+            found,
+            "false miss of X, lookup {} the insert, {} the remove",
+            span.of(1),
+            span.of(2)
+        );
+        assert!(writer.join().unwrap());
+        assert_eq!(y.count(&filter), 1, "X keeps exactly one copy");
+        seen.record(format!("{}, {}", span.of(1), span.of(2)));
+    });
+}
+
+/// Model 12: the lookup reads `away` first, the order in which the unannounced move hides X.
+#[test]
+fn m12_colliding_insert_remove_vs_lookup_away_first() {
+    colliding_insert_remove_vs_lookup(
+        "m12_colliding_insert_remove_vs_lookup_away_first",
+        A,
+        B,
+        true,
+    );
+}
+
+/// Model 12, mirrored: X's copy in the higher bucket, the lookup again reading `away` first, so
+/// the pair's stripe (bucket a's) is not the reader's first bucket's: a stripe keyed by the
+/// first bucket fails here.
+#[test]
+fn m12_colliding_insert_remove_vs_lookup_mirrored() {
+    colliding_insert_remove_vs_lookup("m12_colliding_insert_remove_vs_lookup_mirrored", B, A, true);
+}
+
+/// Model 12, the other read order: `home` first.
+#[test]
+fn m12_colliding_insert_remove_vs_lookup_home_first() {
+    colliding_insert_remove_vs_lookup(
+        "m12_colliding_insert_remove_vs_lookup_home_first",
+        A,
+        B,
+        false,
+    );
+}
+
+/// Model 13: the same key inserted twice and removed once against a snapshot. K's first bucket
+/// is b (full, holding K's copy), its second a (room). The second insert lands in a, the remove
+/// takes the copy in b: a scan that read a before the insert and b after the remove would lose
+/// K unless the remover captures b for it.
+#[test]
+fn m13_repeated_key_vs_snapshot() {
+    let expected = ["1 copies, 0 captured", "2 copies, 0 captured", "2 copies, 1 captured"];
+    explore("m13_repeated_key_vs_snapshot", &expected, |seen| {
+        let filter = table(3, 1);
+        let mut items = Items::default();
+        let k = items.pick(&filter, B, A);
+        assert!(k.insert(&filter));
+        items.fill(&filter, B, 3);
+        items.fill(&filter, X, 4);
+        items.fill(&filter, A, 2);
+        let writer = spawn(&filter, move |f| k.insert(f) && k.remove(f));
+        let mut bytes = Vec::new();
+        let info = filter.write_to(&mut bytes).unwrap();
+        assert!(writer.join().unwrap());
+        let loaded = CuckooFilter::from_bytes(&bytes).unwrap();
+        let copies = k.count(&loaded);
+        assert!(copies >= 1, "the snapshot lost K: {info:?}");
+        assert_eq!(k.count(&filter), 1);
+        seen.record(format!("{copies} copies, {} captured", info.captured_by_writers));
+    });
+}
+
+/// Model 14: a relocation's surplus removal against a colliding insert and remove. The insert
+/// of N moves A from a to b while the main thread removes A, so the mover's source copy is gone
+/// and it must remove its surplus copy; meanwhile Y (A's fingerprint and pair, first bucket b)
+/// is inserted and removed. Every removal is announced, so the surplus removal cannot give up
+/// on a copy moved under it: A's fingerprint ends with no copy at all.
+#[test]
+fn m14_colliding_insert_remove_vs_surplus_removal() {
+    let expected = ["moved 1, surplus 0", "moved 0, surplus 1"];
+    explore("m14_colliding_insert_remove_vs_surplus_removal", &expected, |seen| {
+        let OneHop { filter, a, n, fillers, .. } = one_hop(1, 2);
+        let y = a.flipped(&filter);
+        let mover = spawn(&filter, move |f| n.insert(f));
+        let collider = spawn(&filter, move |f| y.insert(f) && y.remove(f));
+        assert!(a.remove(&filter), "remove missed A");
+        assert!(mover.join().unwrap());
+        assert!(collider.join().unwrap());
+        let stats = filter.stats();
+        let label = format!("moved {}, surplus {}", stats.relocations, stats.surplus_removals);
+        assert_eq!(
+            a.count(&filter),
+            0,
+            "copies left of a fingerprint removed as often as inserted: {label}"
+        );
+        assert_eq!(n.count(&filter), 1);
+        assert_eq!(filter.len(), fillers + 1);
+        seen.record(label);
+    });
+}
+
+/// Model 15: a remove of X against a colliding insert and remove of Y (same fingerprint and
+/// pair, opposite first bucket) on another thread. The remove of X must find a copy, whichever
+/// one it takes and wherever Y's copy lands, and none may be left.
+#[test]
+fn m15_colliding_insert_remove_vs_remove() {
+    let expected = ["before, before", "across, before", "across, across"];
+    explore("m15_colliding_insert_remove_vs_remove", &expected, |seen| {
+        let filter = table(3, 1);
+        let mut items = Items::default();
+        let y = items.pick(&filter, A, B);
+        let x = y.flipped(&filter);
+        assert!(y.insert(&filter), "setup: X's copy in a");
+        items.fill(&filter, A, 3);
+        items.fill(&filter, X, 4);
+        items.fill(&filter, B, 2);
+        let stage = Arc::new(Stage::default());
+        let writer = {
+            let stage = Arc::clone(&stage);
+            spawn(&filter, move |f| stage.run(|| y.insert(f)) && stage.run(|| y.remove(f)))
+        };
+        let (removed, span) = stage.watch(|| x.remove(&filter));
+        assert!(removed, "remove missed X, {} the insert, {} the remove", span.of(1), span.of(2));
+        assert!(writer.join().unwrap());
+        assert_eq!(x.count(&filter), 0, "a copy is left after two inserts and two removes");
+        seen.record(format!("{}, {}", span.of(1), span.of(2)));
+    });
+}
+
+/// A snapshot racing the insert of N, which moves A between a and b in the direction given.
+fn snapshot_vs_relocation(name: &str, src: usize, dst: usize, back: bool, expected: &[&str]) {
+    explore(name, expected, move |seen| {
+        let filter = table(3, 1);
+        let mut items = Items::default();
+        let a = items.pick(&filter, src, dst);
+        assert!(a.insert(&filter));
+        items.fill(&filter, src, 3);
+        items.fill(&filter, X, 4);
+        items.fill(&filter, dst, 3);
+        let n = items.pick(&filter, src, X);
+        let m = items.pick(&filter, dst, X);
+        let mover = spawn(&filter, move |f| n.insert(f) && (!back || (n.remove(f) && m.insert(f))));
+        let mut bytes = Vec::new();
+        let info = filter.write_to(&mut bytes).unwrap();
+        assert!(mover.join().unwrap());
+        let loaded = CuckooFilter::from_bytes(&bytes).unwrap();
+        let copies = a.count(&loaded);
+        assert!(copies >= 1, "the snapshot lost A: {info:?}");
+        assert_eq!(a.count(&filter), 1);
+        seen.record(format!("{copies} copies, {} captured", info.captured_by_writers));
+    });
+}
+
+/// Model 16: A moves from b to a, into the bucket the pass reads first: the hazard's direction.
+#[test]
+fn m16_snapshot_vs_relocation_behind_the_pass() {
+    snapshot_vs_relocation(
+        "m16_snapshot_vs_relocation_behind_the_pass",
+        B,
+        A,
+        false,
+        &["1 copies, 0 captured", "1 copies, 1 captured", "2 copies, 0 captured"],
+    );
+}
+
+/// Model 16, the benign direction: A moves ahead of the pass.
+#[test]
+fn m16_snapshot_vs_relocation_ahead_of_the_pass() {
+    snapshot_vs_relocation(
+        "m16_snapshot_vs_relocation_ahead_of_the_pass",
+        A,
+        B,
+        false,
+        &["1 copies, 0 captured", "2 copies, 0 captured"],
+    );
+}
+
+/// Model 17: A moves behind the pass and back again.
+#[test]
+fn m17_snapshot_vs_move_and_move_back() {
+    snapshot_vs_relocation(
+        "m17_snapshot_vs_move_and_move_back",
+        B,
+        A,
+        true,
+        &["1 copies, 0 captured", "1 copies, 1 captured"],
+    );
+}

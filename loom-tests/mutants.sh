@@ -2,7 +2,8 @@
 # Shows that the loom suite catches each known protocol bug: applies one deliberate breakage at a
 # time to a scratch copy of the crate, runs the suite there and prints a Markdown table of
 # breakage -> failing models. Exits non-zero if any breakage goes uncaught, if the unbroken copy
-# fails, or if a breakage's pattern no longer matches src/table.rs (so it cannot rot silently).
+# fails, or if a breakage's pattern no longer matches src/table.rs or src/table/scan.rs (so it
+# cannot rot silently).
 #
 # Usage: loom-tests/mutants.sh   (LOOM_MAX_PREEMPTIONS defaults to 2, as in CI)
 set -euo pipefail
@@ -18,16 +19,18 @@ export LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-2}"
 # -m: fresh mtimes, or cargo could take a stale binary from the shared target dir as up to date.
 tar -C "$root" --exclude=./target --exclude=./.git -cf - . | tar -C "$scratch" -xmf -
 table="$scratch/src/table.rs"
+scan="$scratch/src/table/scan.rs"
 cp "$table" "$scratch/table.rs.orig"
+cp "$scan" "$scratch/scan.rs.orig"
 
-# mutate FUNCTION COUNT OLD NEW: within the body of `fn FUNCTION(` in src/table.rs (up to its
+# mutate_in FILE FUNCTION COUNT OLD NEW: within the body of `fn FUNCTION(` in FILE (up to its
 # closing brace at method indent), replaces the literal OLD, which must occur exactly COUNT times
 # there; otherwise aborts the whole script.
-mutate() {
-    FN="fn $1(" COUNT="$2" OLD="$3" NEW="$4" perl -0777 -i -pe '
+mutate_in() {
+    FN="fn $2(" COUNT="$3" OLD="$4" NEW="$5" perl -0777 -i -pe '
         my ($fn, $old) = ($ENV{FN}, $ENV{OLD});
         my $at = index($_, $fn);
-        die "mutants.sh: no single `$fn` in src/table.rs\n"
+        die "mutants.sh: no single `$fn` in $ARGV\n"
             if $at < 0 || index($_, $fn, $at + 1) >= 0;
         my $len = index($_, "\n    }\n", $at) - $at;
         my $body = substr($_, $at, $len);
@@ -35,64 +38,145 @@ mutate() {
         die "mutants.sh: `$fn` holds $n, not $ENV{COUNT}, of:\n$old\n" if $n != $ENV{COUNT};
         $body =~ s/\Q$old\E/$ENV{NEW}/g;
         substr($_, $at, $len) = $body;
-    ' "$table" || exit 2
+    ' "$1" || exit 2
+}
+mutate() { mutate_in "$table" "$@"; }
+mutate_scan() { mutate_in "$scan" "$@"; }
+
+# A removal CAS loop with no announcement, for the breakages that move or drop one.
+add_take_quietly() {
+    cat >>"$table" <<'RUST'
+
+impl Table {
+    fn take_quietly(&self, index: usize, fingerprint: u16) -> bool {
+        let word = &self.buckets[index];
+        let mut current = crate::sync::load_for_update(word, Ordering::Acquire);
+        while let Some(lane) = bucket::find(current, fingerprint) {
+            match word.compare_exchange_weak(
+                current,
+                bucket::without_lane(current, lane),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return true,
+                Err(actual) => current = actual,
+            }
+        }
+        false
+    }
+}
+RUST
 }
 
-bump="self.version(slots).fetch_add(1, Ordering::AcqRel);"
+announce="self.announce_removal(from, self.version(from, to));"
 copy_in="if !self.put(to, fingerprint) {"
-take_src="if self.take(from, fingerprint) {"
+take_src="if self.take(from, fingerprint, self.version(from, to)) {"
 
+# The relocation's announcement moved before its copy-in.
 bump_before_copy() {
-    mutate relocate 1 "$bump" ""
-    mutate relocate 1 "$copy_in" \
-        "self.version(Slots { fingerprint, first: from, second: to }).fetch_add(1, Ordering::AcqRel);
+    add_take_quietly
+    mutate relocate 1 "$copy_in" "$announce
         $copy_in"
+    mutate relocate 1 "$take_src" "if self.take_quietly(from, fingerprint) {"
 }
+# The relocation's announcement moved after its removal.
 bump_after_removal() {
-    mutate relocate 1 "$bump" ""
-    mutate relocate 1 "$take_src" "let removed = self.take(from, fingerprint);
-        $bump
-        if removed {"
+    add_take_quietly
+    mutate relocate 1 "$take_src" "let taken = self.take_quietly(from, fingerprint);
+        $announce
+        if taken {"
 }
-no_bump() { mutate relocate 1 "$bump" ""; }
+# The relocation's removal not announced at all.
+relocation_unannounced() {
+    add_take_quietly
+    mutate relocate 1 "$take_src" "if self.take_quietly(from, fingerprint) {"
+}
+# Removes and surplus removals not announced (condition 6: the bug the crate shipped with).
+remove_unannounced() {
+    add_take_quietly
+    mutate take_validated 1 "self.take(first, fingerprint, version)" "self.take_quietly(first, fingerprint)"
+    mutate take_validated 1 "self.take(second, fingerprint, version)" \
+        "self.take_quietly(second, fingerprint)"
+}
+# The stripe of a pair chosen by the bucket an operation reads first, not by the pair.
+stripe_by_first_bucket() {
+    mutate version 1 "i.min(j) & " "i & "
+}
 # Every lookup attempt: the straight-line first one and the retries.
 reader_first_load_relaxed() {
     mutate contains 1 "version.load(Ordering::Acquire)" "version.load(Ordering::Relaxed)"
     mutate contains_retry 1 "version.load(Ordering::Acquire)" "version.load(Ordering::Relaxed)"
 }
-bump_relaxed() { mutate relocate 1 "fetch_add(1, Ordering::AcqRel)" "fetch_add(1, Ordering::Relaxed)"; }
+take_validated_first_load_relaxed() {
+    mutate take_validated 1 "version.load(Ordering::Acquire)" "version.load(Ordering::Relaxed)"
+}
+# What the second (Relaxed) version load of `take_validated` rests on: the Acquire bucket load
+# of `take` before it.
+take_bucket_load_relaxed() {
+    mutate take 1 "let seen = word.load(Ordering::Acquire);" "let seen = word.load(Ordering::Relaxed);"
+}
+bump_relaxed() {
+    mutate announce_removal 1 "fetch_add(VERSION_BUMP, Ordering::AcqRel)" \
+        "fetch_add(VERSION_BUMP, Ordering::Relaxed)"
+}
 removal_cas_relaxed() {
     mutate take 1 "Ordering::AcqRel," "Ordering::Relaxed,"
-    mutate take 1 "Ordering::Acquire," "Ordering::Relaxed,"
+    mutate take 1 "                Ordering::Acquire," "                Ordering::Relaxed,"
 }
 reader_bucket_loads_relaxed() {
     mutate contains 2 "].load(Ordering::Acquire)" "].load(Ordering::Relaxed)"
     mutate holds 1 "load(Ordering::Acquire)" "load(Ordering::Relaxed)"
 }
 surplus_unvalidated() {
-    mutate relocate 1 "self.take_validated(slots)" \
-        "self.take(from, fingerprint) || self.take(to, fingerprint)"
+    mutate relocate 1 "self.take_validated(fingerprint, from, to)" \
+        "self.take(from, fingerprint, self.version(from, to)) || self.take(to, fingerprint, self.version(from, to))"
 }
 # Take the fingerprint out of src first and only then copy it into dst: the "victim" of a
 # random-walk cuckoo filter, outside the table while it moves (and lost if dst is full).
 kicked_outside_table() {
     mutate relocate 1 "$take_src" "if true {"
-    mutate relocate 1 "$copy_in" "if !self.take(from, fingerprint) {
+    mutate relocate 1 "$copy_in" "if !self.take(from, fingerprint, self.version(from, to)) {
             return false;
         }
         $copy_in"
 }
+# The scan: a plain pass that never publishes itself, so no writer helps (the "unvalidated scan").
+scan_unpublished() {
+    mutate_scan scan_with 1 "stripe.fetch_add(u64::from(id), Ordering::AcqRel);" ""
+}
+# The scan's start on each stripe without its Acquire/Release halves.
+scan_start_relaxed() {
+    mutate_scan scan_with 1 "stripe.fetch_add(u64::from(id), Ordering::AcqRel);" \
+        "stripe.fetch_add(u64::from(id), Ordering::Relaxed);"
+}
+# A writer that sees the scan running but removes without capturing the bucket.
+writer_skips_capture() {
+    mutate announce_removal 1 "self.scan.capture(scan, index, &self.buckets[index]);" ""
+}
+# The announcement without its Acquire half: the capture need not see what preceded the start.
+bump_release_only() {
+    mutate announce_removal 1 "fetch_add(VERSION_BUMP, Ordering::AcqRel)" \
+        "fetch_add(VERSION_BUMP, Ordering::Release)"
+}
 
 mutants=(
-    "bump_before_copy|version bump before the copy"
-    "bump_after_removal|version bump after the removal"
-    "no_bump|no version bump"
+    "remove_unannounced|remove and surplus removal without their announcement"
+    "relocation_unannounced|relocation's removal without its announcement"
+    "bump_before_copy|relocation's announcement before the copy-in"
+    "bump_after_removal|relocation's announcement after the removal"
+    "stripe_by_first_bucket|stripe keyed by the first bucket, not the pair"
     "reader_first_load_relaxed|reader's first version load Relaxed"
-    "bump_relaxed|version bump Relaxed"
+    "take_validated_first_load_relaxed|take_validated's first version load Relaxed"
+    "take_bucket_load_relaxed|take's bucket load Relaxed (what take_validated's second version load rests on)"
+    "bump_relaxed|announcement Relaxed"
+    "bump_release_only|announcement Release only (no Acquire half)"
     "removal_cas_relaxed|removal CAS Relaxed"
     "reader_bucket_loads_relaxed|reader's bucket loads Relaxed, no fence"
     "surplus_unvalidated|surplus removal without validation"
     "kicked_outside_table|kicked fingerprint held outside the table"
+    "scan_unpublished|scan not published on the stripes (a plain pass nobody helps)"
+    "scan_start_relaxed|scan's start on the stripes Relaxed"
+    "writer_skips_capture|writer removes without capturing for the scan"
 )
 
 # run_suite LOG: runs the suite in the scratch copy; prints the failing models, comma-separated.
@@ -121,6 +205,7 @@ uncaught=0
 for entry in "${mutants[@]}"; do
     name="${entry%%|*}"
     cp "$scratch/table.rs.orig" "$table"
+    cp "$scratch/scan.rs.orig" "$scan"
     "$name"
     caught="$(run_suite "$scratch/$name.log")"
     if [[ -z "$caught" ]]; then

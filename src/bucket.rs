@@ -6,6 +6,9 @@
 /// Lanes in a bucket.
 pub(crate) const LANES: usize = 4;
 
+/// A word no bucket ever holds: every lane 0xFFFF, a value no fingerprint takes.
+pub(crate) const UNUSED_WORD: u64 = u64::MAX;
+
 const LANE_BITS: u32 = 16;
 const LOW_BITS: u64 = 0x0001_0001_0001_0001;
 const HIGH_BITS: u64 = 0x8000_8000_8000_8000;

@@ -37,10 +37,8 @@
 //!   full capacity.
 //! - **Wait-free lookups**: `contains` finishes in a bounded number of steps whatever other
 //!   threads do. **Lock-free updates**: an `insert` or `remove` retries only when another
-//!   thread's operation made progress. The one exception is a live snapshot: when relocations
-//!   have spoiled two of its passes over the table, [`write_to`](CuckooFilter::write_to) holds
-//!   relocations back for its next pass, and an insert that must relocate a fingerprint waits
-//!   for that pass (about 0.4 ms per million items) to end.
+//!   thread's operation made progress, and never waits for a live snapshot
+//!   ([`write_to`](CuckooFilter::write_to)), which makes one pass over the table.
 //! - **Nothing lost.** An insert that finds no room returns [`InsertError::Full`] and leaves the
 //!   set as it was; a fingerprint being relocated is never outside the table.
 //! - **Multiset.** An item inserted `k` times is present until removed `k` times; one item fits
@@ -57,9 +55,14 @@
 //!   return is visible to the caller (a join, a channel, a lock, an atomic flag) — returns `true`
 //!   until a `remove(x)` takes that copy.
 //! - A `contains(x)` that starts after `remove(x)` took the last copy returns `false`, unless a
-//!   colliding item keeps the fingerprint (a false positive) or a lookup saw relocations under it
+//!   colliding item keeps the fingerprint (a false positive) or a lookup saw removals under it
 //!   on every validation attempt, when it answers `true` conservatively
 //!   ([`Stats::conservative_lookups`] counts these).
+//! - Colliding items (same fingerprint and buckets) and repeated keys are counted together: the
+//!   filter holds one copy per insert of any of them and gives one up per remove. An insert and a
+//!   remove of colliding items that run at the same time on different threads may take effect in
+//!   either order; one that happens before the other (same thread, or ordered by a join, channel
+//!   or lock) takes effect first.
 //! - Operations on the filter do not order memory for anything else: seeing an item through
 //!   `contains` does not make the inserting thread's other writes visible. Synchronise those
 //!   yourself.

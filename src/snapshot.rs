@@ -5,50 +5,13 @@
 //! bucket count, item count, hasher probes), the bucket words in little-endian, and a CRC-64 of
 //! everything before it.
 //!
-//! # Scanning a live table
+//! # Saving a live table
 //!
-//! A word-by-word copy of the table can miss an item: if its fingerprint moves from a bucket the
-//! copy has not read yet into one it has already read, neither read sees it. That is the false
-//! miss of a lookup (see `table`), spread over the whole table, and the same validation rules
-//! it out:
-//!
-//! 1. load every version stripe (Acquire),
-//! 2. load every bucket word (Acquire), in index order,
-//! 3. load every version stripe again, and keep the copy only if no stripe changed.
-//!
-//! For one item with fingerprint `f` and buckets `{a, b}`, steps 1–3 are exactly the validated
-//! read of `Table::contains`: the stripe of the pair, then both buckets, then the stripe again,
-//! only with other loads in between. Every relocation of `f` between `a` and `b` bumps that same
-//! stripe (it is indexed by the smaller bucket of the pair, whichever way `f` moves). So the
-//! argument in `table`'s "Orderings" carries over to every item at once: if the load of the
-//! bucket `f` left read that relocation's removal, the bump sequenced before the removal
-//! happens-before the second stripe load, which then differs from the first, unless the first
-//! already read the bump, in which case the copy-in happens-before the load of the other bucket,
-//! which sees `f` there. An unchanged stripe after a copy that shows `f` in neither bucket is
-//! proof that `f` was absent at some instant during the scan; an item whose insert returned
-//! before the scan began and that no remove took before it ended was present throughout, so the
-//! copy shows it.
-//!
-//! A scan that finds a changed stripe is discarded and repeated: it was spoiled only because a
-//! relocation completed during it, so the retry loop is lock-free. Under steady relocating
-//! inserts, though, a scan of a large table (a pass takes about 0.4 ms per million items) almost
-//! always overlaps some relocation, and the loop could starve. So after
-//! [`OPTIMISTIC_SCANS`] spoiled scans a snapshot *holds relocations*
-//! (`Table::hold_relocations`): a relocation that starts while the hold is up waits until the
-//! hold ends (or until some other hold ends, when several snapshots run at once). Only
-//! relocations that had passed that check before the hold went up can spoil a held scan, at most
-//! one each per thread, so a held scan soon comes out clean. The hold affects progress only;
-//! every copy is validated as above whether or not relocations were held.
-//!
-//! Lookups and removes never wait, and neither do inserts that find a free lane in one of their
-//! buckets. A relocating insert waits at most for the held scans of one snapshot: usually one
-//! pass over the table, about 0.4 ms per million items, longer if the snapshotting thread is
-//! descheduled meanwhile. The snapshot is copied into a private buffer first and written out
-//! after the hold has ended, so a slow writer never holds relocations.
-//!
-//! Like a lookup's, the validation compares 32-bit counters: a stripe bumped exactly 2^32 times
-//! during one pass would go unnoticed, which would take billions of relocations within a pass
-//! of well under a second.
+//! The words come from one pass of [`Table::scan`](crate::table), which writers that remove a
+//! fingerprint during the pass help by copying the bucket into the scan first; see that module
+//! for the argument that every item present when the scan starts is in the copy. The copy is
+//! taken into a private buffer, then encoded and written, so a slow writer never slows the
+//! filter's users.
 
 use core::fmt;
 use core::hash::BuildHasher;
@@ -59,8 +22,7 @@ use crate::error::LoadError;
 use crate::filter::CuckooFilter;
 use crate::hash::DefaultHashBuilder;
 use crate::sizing::capacity_of;
-use crate::sync::{AtomicU32, AtomicU64, Ordering};
-use crate::table::{Table, DEFAULT_LOOKUP_RETRIES};
+use crate::table::{ScannedWords, Table, DEFAULT_LOOKUP_RETRIES};
 
 /// The first eight bytes of every snapshot. The leading non-ASCII byte marks the file as binary,
 /// and the trailing line feed catches line-ending translation.
@@ -93,9 +55,6 @@ const AT_PROBES: usize = 32;
 /// Hashes of fixed keys under the filter's hasher, recorded so that a load with a hasher that
 /// maps items differently is refused instead of answering false negatives.
 const PROBES: usize = 4;
-
-/// Scans a snapshot makes before it holds relocations.
-const OPTIMISTIC_SCANS: u32 = 2;
 
 /// Bytes encoded or decoded at a time.
 const CHUNK: usize = 64 * 1024;
@@ -138,11 +97,9 @@ pub struct SnapshotInfo {
     /// Items written: the occupied fingerprint lanes of the copy, which is what a filter loaded
     /// from it reports as its [`len`](CuckooFilter::len).
     pub items: u64,
-    /// Passes over the table the snapshot made; more than one when relocations by other threads
-    /// spoiled a pass.
-    pub scans: u32,
-    /// Whether the snapshot had to hold relocating inserts back to get a clean pass.
-    pub held_relocations: bool,
+    /// Buckets that other threads copied into the snapshot on its behalf, because they removed a
+    /// fingerprint from the bucket while the snapshot's pass ran (0 on a filter nobody updates).
+    pub captured_by_writers: u64,
 }
 
 impl<S: BuildHasher> CuckooFilter<S> {
@@ -152,20 +109,21 @@ impl<S: BuildHasher> CuckooFilter<S> {
     ///
     /// - **Guarantee.** Every item whose insert returned before `write_to` was called, and that
     ///   no remove takes before `write_to` returns, is present in a filter loaded from the
-    ///   snapshot. Relocations during the snapshot cannot hide an item.
+    ///   snapshot, whatever relocations, inserts and removes (of the same key or of colliding
+    ///   ones) run meanwhile.
     /// - Inserts and removes that run concurrently with the snapshot may or may not show in it.
-    /// - A relocation in flight may be captured with its fingerprint in both of its buckets: the
-    ///   loaded filter then holds one surplus copy of that item, which takes one extra remove to
-    ///   disappear. The item count written is the number of occupied lanes written, surplus
-    ///   copies included, so it can differ from [`len`](Self::len) while updates run. A
-    ///   snapshot of a filter nobody updates is exact.
-    /// - **Cost.** The table is copied into a private buffer (8 bytes a bucket, the size of the
-    ///   table) and then written with its checksum; the hold below ends before anything is
-    ///   written. Lookups, removes and inserts that find a free lane never wait. If relocations
-    ///   by other threads spoil two passes over the table, the snapshot holds relocations back
-    ///   until it completes a clean pass: an insert that needs to relocate a fingerprint
-    ///   meanwhile waits, usually for one pass over the table (about 0.4 ms per million items;
-    ///   longer if the snapshotting thread is descheduled).
+    /// - A relocation in flight may be captured with its fingerprint in both of its buckets, and
+    ///   a remove during the snapshot may be captured before it took its copy: the loaded filter
+    ///   then holds a surplus copy of that item, which takes one extra remove to disappear. The
+    ///   item count written is the number of occupied lanes written, surplus copies included, so
+    ///   it can differ from [`len`](Self::len) while updates run. A snapshot of a filter nobody
+    ///   updates is exact.
+    /// - **Cost.** One pass over the table into a private buffer (8 bytes a bucket, the size of
+    ///   the table), about 0.4 ms per million items, then encoding and writing with the
+    ///   checksum. No operation on the filter waits for it: lookups are untouched, and a remove
+    ///   or relocation that takes a fingerprint out of a bucket during the pass first copies that
+    ///   bucket into the snapshot (a load and a compare-and-swap). Snapshots of one filter take
+    ///   turns: a second `write_to` that starts during a pass waits for that pass to end.
     ///
     /// The hasher is not written, only hashes of four fixed probe keys under it; see
     /// [`read_from_with_hasher`](Self::read_from_with_hasher).
@@ -191,15 +149,16 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn write_to(&self, mut w: impl Write) -> io::Result<SnapshotInfo> {
-        let scan = scan(self.table())?;
+        let scan = Scan::of(self.table().scan()?);
         let header = self.header(&scan);
         let mut crc = Crc64::new();
         crc.update(&header);
         w.write_all(&header)?;
-        let mut chunk = Vec::with_capacity(CHUNK.min(scan.words.len() * WORD_LEN));
-        for words in scan.words.chunks(CHUNK / WORD_LEN) {
+        let mut words = scan.scanned.words();
+        let mut chunk = Vec::with_capacity(CHUNK.min(words.len() * WORD_LEN));
+        while words.len() > 0 {
             chunk.clear();
-            chunk.extend(words.iter().flat_map(|word| word.to_le_bytes()));
+            chunk.extend(words.by_ref().take(CHUNK / WORD_LEN).flat_map(u64::to_le_bytes));
             crc.update(&chunk);
             w.write_all(&chunk)?;
         }
@@ -320,7 +279,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
         header[AT_FINGERPRINT_BITS] = FINGERPRINT_BITS;
         header[AT_LANES] = LANES as u8;
         // Bytes AT_FLAGS..AT_BUCKETS: flags, all zero in version 1.
-        header[AT_BUCKETS..AT_ITEMS].copy_from_slice(&(scan.words.len() as u64).to_le_bytes());
+        header[AT_BUCKETS..AT_ITEMS].copy_from_slice(&(scan.scanned.len() as u64).to_le_bytes());
         header[AT_ITEMS..AT_PROBES].copy_from_slice(&scan.items.to_le_bytes());
         for (k, probe) in probes(self.hasher()).iter().enumerate() {
             let at = AT_PROBES + 8 * k;
@@ -406,99 +365,27 @@ pub(crate) fn probes<S: BuildHasher>(hasher: &S) -> [u64; PROBES] {
     ]
 }
 
-/// A validated copy of the table's words.
+/// The table's words as one scan copied them, and the item count they make.
 struct Scan {
-    words: Vec<u64>,
+    scanned: ScannedWords,
     items: u64,
-    scans: u32,
-    held: bool,
 }
 
 impl Scan {
+    fn of(scanned: ScannedWords) -> Self {
+        let items = scanned.words().map(occupied_lanes).sum();
+        Self { scanned, items }
+    }
+
     fn info(&self) -> SnapshotInfo {
-        let buckets = self.words.len() as u64;
+        let buckets = self.scanned.len() as u64;
         SnapshotInfo {
             bytes: (HEADER_LEN + CHECKSUM_LEN) as u64 + buckets * WORD_LEN as u64,
             buckets,
             items: self.items,
-            scans: self.scans,
-            held_relocations: self.held,
+            captured_by_writers: self.scanned.captured_by_writers,
         }
     }
-}
-
-/// Copies the table's words so that no item present throughout the copy is missing from it; see
-/// the module documentation.
-fn scan(table: &Table) -> io::Result<Scan> {
-    scan_with(table, |_| {})
-}
-
-/// [`scan`], calling `after_load(i)` after each bucket load (a test hook; a no-op otherwise).
-fn scan_with(table: &Table, mut after_load: impl FnMut(usize)) -> io::Result<Scan> {
-    let buckets = table.bucket_words();
-    let stripes = table.version_stripes();
-    let mut words = try_vec(buckets.len())?;
-    let mut before = try_vec(stripes.len())?;
-    let mut after = try_vec(stripes.len())?;
-    let mut hold = None;
-    let mut scans = 0;
-    loop {
-        scans += 1;
-        if scans > OPTIMISTIC_SCANS && hold.is_none() {
-            hold = Some(table.hold_relocations());
-        }
-        if scan_once(buckets, stripes, &mut words, &mut before, &mut after, &mut after_load) {
-            break;
-        }
-    }
-    let held = hold.is_some();
-    // The copy is complete: let relocations resume before anything is encoded or written.
-    drop(hold);
-    let items = words.iter().map(|&w| occupied_lanes(w)).sum();
-    Ok(Scan { words, items, scans, held })
-}
-
-/// One pass: stripes, words, stripes again. Returns whether the pass is valid (no stripe moved).
-fn scan_once(
-    buckets: &[AtomicU64],
-    stripes: &[AtomicU32],
-    words: &mut Vec<u64>,
-    before: &mut Vec<u32>,
-    after: &mut Vec<u32>,
-    after_load: &mut impl FnMut(usize),
-) -> bool {
-    before.clear();
-    // Acquire: pairs with the AcqRel bump in `Table::relocate`, as the first version load of
-    // `Table::contains` does. If this load reads a bump, the copy-in sequenced before the bump
-    // happens-before every bucket load below.
-    before.extend(stripes.iter().map(|v| v.load(Ordering::Acquire)));
-    words.clear();
-    for (i, word) in buckets.iter().enumerate() {
-        // Acquire: pairs with the Release removal CAS of a relocation (and every later CAS in its
-        // release sequence), as the bucket loads of `Table::contains` do: a load that sees a
-        // fingerprint gone also sees the bump sequenced before its removal, so the stripe loads
-        // below cannot miss that bump. Also keeps those loads after this one.
-        words.push(word.load(Ordering::Acquire));
-        after_load(i);
-    }
-    after.clear();
-    // Relaxed: the Acquire bucket loads above keep these loads after them, as the second version
-    // load of `Table::contains`.
-    after.extend(stripes.iter().map(|v| v.load(Ordering::Relaxed)));
-    before == after
-}
-
-/// A vector of `len` zeros, or an out-of-memory error instead of an abort.
-fn try_vec<T: Copy + Default>(len: usize) -> io::Result<Vec<T>> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(len).map_err(|_| {
-        io::Error::new(
-            io::ErrorKind::OutOfMemory,
-            "cannot allocate a copy of the cuckoo filter's table",
-        )
-    })?;
-    v.resize(len, T::default());
-    Ok(v)
 }
 
 /// Lanes of `word` that hold a fingerprint.
@@ -771,7 +658,6 @@ impl fmt::Debug for Crc64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hash::alt_index;
     use rand::{rngs::StdRng, Rng, SeedableRng};
 
     /// Bit-at-a-time CRC-64/XZ, straight from the definition.
@@ -839,92 +725,6 @@ mod tests {
         }
     }
 
-    /// A table of `m` buckets holding `f` in bucket `src`, where `alt(src, f) = dst < src`.
-    fn table_with_one_print(m: usize) -> (Table, u16, usize, usize) {
-        let src = m - 1;
-        let f = (1..=u16::MAX).find(|&f| alt_index(src, f, m) == 0).expect("a print links them");
-        let mut words = vec![0u64; m];
-        words[src] = u64::from(f);
-        (Table::from_words(words, DEFAULT_LOOKUP_RETRIES, 1), f, src, 0)
-    }
-
-    /// The hazard itself: the fingerprint moves from the last bucket to the first after the
-    /// first was read. A plain copy misses it; the validated scan notices and rescans.
-    #[test]
-    fn a_relocation_behind_the_scan_is_caught_and_rescanned() {
-        let (table, f, src, dst) = table_with_one_print(64);
-        let mut moved = false;
-        let scan = scan_with(&table, |i| {
-            if i == dst && !moved {
-                moved = true;
-                assert!(table.relocate_for_test(f, src, dst));
-            }
-        })
-        .unwrap();
-        assert!(moved);
-        assert_eq!(scan.scans, 2, "the first pass was spoiled and discarded");
-        assert!(!scan.held);
-        assert_eq!(scan.items, 1);
-        assert_eq!(scan.words[dst], u64::from(f));
-        assert_eq!(scan.words[src], 0);
-
-        // The same pass without validation would have lost the item.
-        let (table, f, src, dst) = table_with_one_print(64);
-        let mut naive = Vec::new();
-        for (i, word) in table.bucket_words().iter().enumerate() {
-            naive.push(word.load(Ordering::Acquire));
-            if i == dst {
-                assert!(table.relocate_for_test(f, src, dst));
-            }
-        }
-        assert!(naive.iter().all(|&w| w == 0), "the naive copy misses the item");
-    }
-
-    #[test]
-    fn persistent_relocations_make_the_scan_hold_them() {
-        let (table, f, src, dst) = table_with_one_print(8);
-        let mut passes = 0;
-        // Spoil every optimistic pass by moving the print back and forth; leave held passes be
-        // (a relocation here would wait for the hold this very thread has).
-        let scan = scan_with(&table, |i| {
-            if i == 0 {
-                passes += 1;
-                if passes <= OPTIMISTIC_SCANS as usize {
-                    let (from, to) = if passes % 2 == 1 { (src, dst) } else { (dst, src) };
-                    assert!(table.relocate_for_test(f, from, to));
-                }
-            }
-        })
-        .unwrap();
-        assert_eq!(scan.scans, OPTIMISTIC_SCANS + 1);
-        assert!(scan.held);
-        assert_eq!(scan.items, 1);
-        assert_eq!(scan.words.iter().filter(|&&w| w == u64::from(f)).count(), 1);
-    }
-
-    #[test]
-    fn a_held_relocation_waits_until_the_hold_ends() {
-        use std::sync::atomic::AtomicBool;
-        use std::time::Duration;
-
-        let (table, f, src, dst) = table_with_one_print(8);
-        let done = AtomicBool::new(false);
-        std::thread::scope(|s| {
-            let hold = table.hold_relocations();
-            let mover = s.spawn(|| {
-                assert!(table.relocate_for_test(f, src, dst));
-                done.store(true, std::sync::atomic::Ordering::SeqCst);
-            });
-            std::thread::sleep(Duration::from_millis(50));
-            assert!(!done.load(std::sync::atomic::Ordering::SeqCst), "moved during the hold");
-            assert_eq!(table.bucket_words()[src].load(Ordering::Relaxed), u64::from(f));
-            drop(hold);
-            mover.join().unwrap();
-        });
-        assert!(done.into_inner());
-        assert_eq!(table.bucket_words()[dst].load(Ordering::Relaxed), u64::from(f));
-    }
-
     #[test]
     fn occupied_lanes_counts_non_zero_lanes() {
         assert_eq!(occupied_lanes(0), 0);
@@ -940,79 +740,5 @@ mod tests {
             (HEADER_LEN + CHECKSUM_LEN) as u128 + u128::from(MAX_BUCKETS) * WORD_LEN as u128;
         assert!(total <= u128::from(u64::MAX));
         assert!(MAX_BUCKETS as u128 * WORD_LEN as u128 <= isize::MAX as u128);
-    }
-}
-
-/// loom models of a snapshot's scan against relocations: with every interleaving and every
-/// value the memory model allows, the scan never loses the moving fingerprint.
-/// `RUSTFLAGS="--cfg loom" cargo test --release --lib snapshot::loom_models`
-#[cfg(all(test, loom))]
-mod loom_models {
-    use super::*;
-    use crate::hash::alt_index;
-    use std::collections::BTreeSet;
-    use std::sync::{Arc, Mutex};
-
-    const BUCKETS: usize = 3;
-
-    /// Races one scan against a relocation of the only fingerprint from `src` to `dst` (and
-    /// back, with `back`), then checks the copy and that each `expected` outcome occurred.
-    fn scan_vs_moves(src: usize, dst: usize, back: bool, expected: &[&str]) {
-        let f = (1..=u16::MAX).find(|&f| alt_index(src, f, BUCKETS) == dst).unwrap();
-        let seen = Arc::new(Mutex::new(BTreeSet::new()));
-        let record = Arc::clone(&seen);
-        loom::model(move || {
-            let mut words = vec![0u64; BUCKETS];
-            words[src] = u64::from(f);
-            let table = loom::sync::Arc::new(Table::from_words(words, DEFAULT_LOOKUP_RETRIES, 1));
-            let mover = {
-                let table = loom::sync::Arc::clone(&table);
-                loom::thread::spawn(move || {
-                    assert!(table.relocate_for_test(f, src, dst));
-                    if back {
-                        assert!(table.relocate_for_test(f, dst, src));
-                    }
-                })
-            };
-            let scan = scan(&table).unwrap();
-            mover.join().unwrap();
-            let copies = scan.words.iter().map(|&w| bucket::count(w, f)).sum::<usize>();
-            assert!(copies >= 1, "the snapshot lost the fingerprint: {:x?}", scan.words);
-            assert_eq!(scan.items, copies as u64);
-            record.lock().unwrap().insert(format!("{} passes, {copies} copies", scan.scans));
-        });
-        let seen = seen.lock().unwrap();
-        for outcome in expected {
-            assert!(seen.contains(*outcome), "never saw {outcome:?}; saw {seen:?}");
-        }
-    }
-
-    /// The hazard's direction: the fingerprint moves into a bucket the scan reads first.
-    #[test]
-    fn scan_vs_move_behind_it() {
-        scan_vs_moves(
-            2,
-            0,
-            false,
-            &["1 passes, 1 copies", "2 passes, 1 copies", "1 passes, 2 copies"],
-        );
-    }
-
-    /// The benign direction: the fingerprint moves ahead of the scan.
-    #[test]
-    fn scan_vs_move_ahead_of_it() {
-        scan_vs_moves(0, 2, false, &["1 passes, 1 copies", "2 passes, 1 copies"]);
-    }
-
-    /// A move and the move back: two bumps, so up to three passes (the third one holding
-    /// relocations).
-    #[test]
-    fn scan_vs_move_and_move_back() {
-        scan_vs_moves(
-            2,
-            0,
-            true,
-            &["1 passes, 1 copies", "2 passes, 1 copies", "3 passes, 1 copies"],
-        );
     }
 }

@@ -2,68 +2,128 @@
 //!
 //! # Orderings
 //!
-//! Invariants:
+//! ## Invariants
 //!
-//! 1. A fingerprint is never outside the table. A relocation of `f` from `src` to
-//!    `dst = alt(src, f)` is exactly: check `src` holds `f`; CAS `f` into an empty lane of `dst`
-//!    (copy in); bump the version of the pair `{src, dst}` (bump); CAS one `f` out of `src`
-//!    (remove). Between copy-in and remove, `f` has one copy too many, never one too few.
-//! 2. Every write to a bucket word is a CAS, so each one continues the release sequence of the
-//!    writes before it; no plain store touches a table other threads can see.
-//! 3. Copies of the same fingerprint in the same bucket pair are interchangeable, so a lane
-//!    changing from `f` to empty and back to `f` (ABA) is harmless.
+//! 1. **Every write to a bucket word is a CAS**, so each one continues the release sequence of
+//!    the writes before it; no plain store touches a table that other threads can see.
+//! 2. **A fingerprint is never outside the table.** A relocation of `f` from `src` to
+//!    `dst = alt(src, f)` checks that `src` holds `f`, CASes `f` into an empty lane of `dst`
+//!    (copy-in), and only then takes one `f` out of `src`. In between `f` has one copy too many,
+//!    never one too few.
+//! 3. **Every removal is announced.** Every CAS that takes a fingerprint out of a bucket (a
+//!    relocation's removal from its source, a `remove`, a surplus removal) is preceded in its
+//!    thread by a bump, an AcqRel `fetch_add` of [`VERSION_BUMP`], of the version stripe of the
+//!    fingerprint's bucket pair, made after the thread saw the fingerprint in that bucket and after
+//!    everything the thread did before (a relocation's copy-in, an insert it made earlier).
+//!    Adding a fingerprint is never announced.
+//! 4. **Copies are interchangeable.** Copies of one fingerprint in one bucket pair are the same to
+//!    every operation, so a lane going from `f` to empty and back to `f` (ABA) is harmless, and
+//!    which item a removed copy "was" does not matter.
+//! 5. **A pair has one stripe**, indexed by the smaller of its two buckets, whichever bucket an
+//!    operation reads first.
 //!
-//! The false miss this prevents: a reader loads `dst` before the copy-in and `src` after the
-//! removal. Its validation catches that case as follows:
+//! ## Inserts
 //!
-//! - The reader loads the pair's version (Acquire), both buckets (Acquire), then the version
-//!   again. If its `src` load read the removal (Release) or a later CAS in its release sequence,
-//!   the bump, sequenced before the removal, happens-before the second version load, which
-//!   therefore differs from the first unless the first already read the bump or later. In that
-//!   case the first load (Acquire) synchronised with the bump (AcqRel), so the copy-in
-//!   happens-before the reader's `dst` load, and the reader sees `f` in `dst`.
-//! - An unchanged version after a miss is therefore proof of absence at some instant during the
-//!   lookup; a changed one means retry, and after [`DEFAULT_LOOKUP_RETRIES`] the lookup answers
-//!   `true` (a rare extra false positive, counted in the stats).
+//! An insert CASes its fingerprint into an empty lane of either bucket (Release: a lookup that
+//! sees the lane also sees what the inserting thread did before; no validation rests on it). If
+//! neither has room, it plans the shortest cuckoo path (`path`) and commits it last hop first,
+//! each hop a relocation as in invariant 2, then puts its fingerprint in the lane the path freed.
+//! A hop that meets a change abandons the path with every fingerprint still in the table, and the
+//! insert plans again: a failed hop means another thread changed a bucket on the path, so the
+//! retries are lock-free, and [`InsertError::Full`] means that a search found no path.
 //!
-//! Removes use the same validated read, retried until they take a copy or prove absence. When a
-//! relocation finds its source copy already gone (another relocation or a remove took it), its
-//! copy-in left a surplus copy, which it removes with that same validated loop: a single scan
-//! could miss a copy that is moving between the two buckets.
+//! ## The validated read
 //!
-//! Snapshots (`snapshot`) copy the whole table with the same validated read: every stripe, every
-//! bucket, every stripe again. A snapshot may also hold relocations back
-//! ([`Table::hold_relocations`]), which paces them but orders nothing.
+//! A lookup loads the pair's stripe (`V1`, Acquire), both buckets (Acquire), and the stripe again
+//! (`V2`). A match answers `true` at once. A miss counts only if `V2` reads the same write as
+//! `V1`; otherwise the lookup retries, and after [`DEFAULT_LOOKUP_RETRIES`] failed validations it
+//! answers `true` without proof (a rare extra false positive, counted in the stats).
+//!
+//! **Lemma.** Let a validated miss observe a removal `R` of `f` from one of its buckets (the
+//! bucket load reads `R`'s CAS or a later write of that word). `R` is a release CAS and every
+//! later write of the word is an RMW, so `R` synchronises with the Acquire bucket load. `R`'s
+//! announcing bump `B` is sequenced before `R`, so `B` happens-before the load and hence before
+//! `V2`, which reads `B` or a later bump of the stripe. `V2` reads the same write as `V1`, so `B`
+//! is that write or an earlier one, and as every write of a stripe is an RMW, `B` synchronises
+//! with `V1`. So **everything that happened-before the announcement of an observed removal is
+//! visible to both bucket loads.**
+//!
+//! **No false miss.** Follow an item's copy: first the copy its insert put in; whenever a removal
+//! takes that copy, the item lives on in another copy of the same fingerprint in the same pair
+//! whose add happened-before the removal's announcement, if there is one:
+//!
+//! - a relocation: its copy-in is sequenced before its bump (invariants 2, 3);
+//! - a colliding item Y (same fingerprint, same pair, perhaps the opposite first bucket) inserted
+//!   and then removed, or the same key inserted twice and removed once: Y's put happens-before
+//!   the remove's bump, whichever bucket each copy is in. By invariant 4 a remove that takes the
+//!   older copy has moved the older item into Y's copy, and it announced that move like a
+//!   relocation does.
+//!
+//! The item is gone only when a removal takes its copy with no such successor: a remove of the
+//! item itself. For an item whose insert happened-before the lookup and whose copy no remove takes
+//! during it, the put of the first copy happens-before both bucket loads; each time a load observes
+//! the removal of the item's current copy, the lemma makes it observe the add of the next one; the
+//! chain of removals is finite, so some load observes a copy present, and the miss cannot
+//! validate. Removes validate absence the same way before they answer `false`.
+//!
+//! Two colliding operations with no order between them (an insert of Y and a remove of Y on
+//! different threads, running at once) may take effect in either order. If the remove is
+//! announced first it may take X's copy before Y's arrives, and a lookup of X in that window may
+//! answer `false`: exactly the outcome of the remove running first, which, like every removal of
+//! an item that is not in the filter, removes a colliding one (see `CuckooFilter::remove`).
+//!
+//! ## Relocations that lose their source
+//!
+//! When a relocation finds its source copy already gone (another relocation or a remove took it),
+//! its copy-in is one copy too many. It removes one copy of `f` from either bucket with the same
+//! validated loop as `remove` ([`Table::take_validated`]): a single unvalidated pass could miss a
+//! copy that is moving between the two buckets, and every removal the loop makes is announced.
+//!
+//! ## Snapshots
+//!
+//! A snapshot scan ([`scan`]) publishes itself in the low half of every version stripe. A
+//! removal's bump returns the stripe's previous value, so the remover knows whether a scan began
+//! before its announcement; if one did, it copies the bucket into the scan before it takes the
+//! fingerprint out. The argument is in the `scan` module.
+
+mod scan;
+
+pub(crate) use scan::ScannedWords;
 
 use crate::bucket;
 use crate::error::{BuildError, InsertError};
 use crate::hash::Slots;
 use crate::path::{Hop, PathSearch};
 use crate::stats::{Counters, Event, Stats};
-use crate::sync::{load_for_update, AtomicU32, AtomicU64, Ordering};
+use crate::sync::{load_for_update, reload_for_update, AtomicU64, Ordering};
 
 /// Validation attempts a lookup makes before answering `true` without proof.
 pub(crate) const DEFAULT_LOOKUP_RETRIES: u32 = 8;
 
-/// Path searches an insert makes before it gives up under contention.
-const MAX_PATH_SEARCHES: usize = 64;
+/// What a removal's announcement adds to its stripe: the high half counts announcements, the low
+/// half holds the id of a running snapshot scan (0 when none runs).
+const VERSION_BUMP: u64 = 1 << 32;
 
-/// Buckets a version stripe covers, and the most stripes a table has: 4 KiB of counters stays
-/// in L1 for lookups, and a relocation makes an unrelated lookup retry only if it lands on the
-/// same stripe within the lookup's few nanoseconds.
-const BUCKETS_PER_VERSION: usize = 64;
-const MAX_VERSION_STRIPES: usize = 1 << 10;
+/// Buckets a version stripe covers, and the most stripes a table has: 4 KiB of stripes stays in
+/// L1 for lookups (and keeps small tables near 2.2 bytes an item), and a removal makes an
+/// unrelated lookup retry only if it lands on the same stripe within the lookup's few
+/// nanoseconds. Under loom every bucket has its own stripe, so that a model can tell a pair's
+/// stripe from its first bucket's.
+#[cfg(not(loom))]
+const BUCKETS_PER_VERSION: usize = 128;
+#[cfg(loom)]
+const BUCKETS_PER_VERSION: usize = 1;
+const MAX_VERSION_STRIPES: usize = 1 << 9;
 
 #[derive(Debug)]
 pub(crate) struct Table {
     buckets: Box<[AtomicU64]>,
-    /// Version counters striped by the smaller bucket of a pair; bumped by every relocation.
-    versions: Box<[AtomicU32]>,
+    /// Version stripes, indexed by the smaller bucket of a pair: removals announced (high half)
+    /// and the running scan's id (low half).
+    versions: Box<[AtomicU64]>,
     lookup_retries: u32,
     counters: Counters,
-    /// Snapshots holding relocations back (low 32 bits) and holds ended so far (high 32 bits,
-    /// wrapping); see [`Table::hold_relocations`].
-    relocation_holds: AtomicU64,
+    scan: scan::ScanSlot,
 }
 
 impl Table {
@@ -73,7 +133,7 @@ impl Table {
             versions: versions_for(buckets),
             lookup_retries,
             counters: Counters::new(),
-            relocation_holds: AtomicU64::new(0),
+            scan: scan::ScanSlot::new(),
         })
     }
 
@@ -85,63 +145,7 @@ impl Table {
             buckets: words.into_iter().map(AtomicU64::new).collect(),
             lookup_retries,
             counters: Counters::with_items(items),
-            relocation_holds: AtomicU64::new(0),
-        }
-    }
-
-    /// The bucket words, for a snapshot's scan (`snapshot`).
-    pub(crate) fn bucket_words(&self) -> &[AtomicU64] {
-        &self.buckets
-    }
-
-    /// The version stripes, for a snapshot's scan (`snapshot`).
-    pub(crate) fn version_stripes(&self) -> &[AtomicU32] {
-        &self.versions
-    }
-
-    /// Makes relocations that start from now on wait until the returned guard is dropped (or
-    /// until any other hold ends): a snapshot's scan under steady relocations converges.
-    ///
-    /// Progress only: no ordering argument rests on the hold, so its atomics are all Relaxed.
-    /// A relocation that passed its check before the hold went up still runs, and snapshots
-    /// validate every scan against the version stripes whatever the hold does.
-    pub(crate) fn hold_relocations(&self) -> RelocationHold<'_> {
-        self.relocation_holds.fetch_add(1, Ordering::Relaxed);
-        RelocationHold { holds: &self.relocation_holds }
-    }
-
-    /// Waits while a snapshot holds relocations (see [`hold_relocations`](Self::hold_relocations)),
-    /// until no hold is up or some hold has ended since the wait began, so a wait lasts at most
-    /// one hold even while snapshots overlap. Not under loom: the hold only paces relocations,
-    /// and the models keep their state space for the protocol itself.
-    #[inline]
-    fn await_relocation_holds(&self) {
-        #[cfg(not(loom))]
-        {
-            // Relaxed: see `hold_relocations`.
-            let seen = self.relocation_holds.load(Ordering::Relaxed);
-            if seen as u32 != 0 {
-                self.await_hold_end(seen);
-            }
-        }
-    }
-
-    #[cfg(not(loom))]
-    #[cold]
-    fn await_hold_end(&self, seen: u64) {
-        let mut spins = 0u32;
-        loop {
-            if spins < 64 {
-                spins += 1;
-                core::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
-            }
-            // Relaxed: see `hold_relocations`.
-            let now = self.relocation_holds.load(Ordering::Relaxed);
-            if now as u32 == 0 || now >> 32 != seen >> 32 {
-                return;
-            }
+            scan: scan::ScanSlot::new(),
         }
     }
 
@@ -176,16 +180,16 @@ impl Table {
         bucket::count(self.buckets[index].load(Ordering::Acquire), fingerprint)
     }
 
+    /// The version stripe of the pair `{i, j}` (invariant 5).
     #[inline]
-    fn version(&self, slots: Slots) -> &AtomicU32 {
-        let pair = slots.first.min(slots.second);
-        &self.versions[pair & (self.versions.len() - 1)]
+    fn version(&self, i: usize, j: usize) -> &AtomicU64 {
+        &self.versions[i.min(j) & (self.versions.len() - 1)]
     }
 
     /// Whether the item is present: wait-free, at most `lookup_retries + 1` validated reads.
     #[inline]
     pub(crate) fn contains(&self, slots: Slots) -> bool {
-        let version = self.version(slots);
+        let version = self.version(slots.first, slots.second);
         // The first attempt is straight-line code: both buckets are loaded unconditionally (a
         // one-bucket item loads its bucket twice) and a match is a value, not a branch, so a
         // lookup in a table larger than the cache issues both loads at once and the CPU
@@ -193,10 +197,10 @@ impl Table {
         // is taken first so that its address and length stay in registers across the Acquire
         // loads.
         let buckets = &*self.buckets;
-        // Acquire: pairs with the AcqRel bump in `relocate`.
+        // Acquire: pairs with the AcqRel announcement bumps (see the lemma).
         let before = version.load(Ordering::Acquire);
-        // Acquire: pairs with the Release removal CAS in `relocate` (and every later CAS in its
-        // release sequence), so seeing a removal also shows the bump before it.
+        // Acquire: pairs with the release removal CAS in `take` (and every later CAS in its
+        // release sequence), so seeing a removal also shows the bump announcing it.
         let first = buckets[slots.first].load(Ordering::Acquire);
         let second = buckets[slots.second].load(Ordering::Acquire);
         let found = bucket::contains(first, slots.fingerprint)
@@ -215,13 +219,12 @@ impl Table {
     #[cold]
     #[inline(never)]
     fn contains_retry(&self, fingerprint: u16, first: usize, second: usize) -> bool {
-        let slots = Slots { fingerprint, first, second };
-        let version = self.version(slots);
+        let version = self.version(first, second);
         for _ in 0..self.lookup_retries {
-            // Acquire: pairs with the AcqRel bump in `relocate`.
+            // Acquire: pairs with the AcqRel announcement bumps, as in `contains`.
             let before = version.load(Ordering::Acquire);
-            if self.holds(slots.first, slots.fingerprint)
-                || (slots.second != slots.first && self.holds(slots.second, slots.fingerprint))
+            if self.holds(first, fingerprint)
+                || (second != first && self.holds(second, fingerprint))
             {
                 return true;
             }
@@ -230,14 +233,13 @@ impl Table {
                 return false;
             }
         }
-        self.counters.record(slots.first, Event::ConservativeLookup);
+        self.counters.record(first, Event::ConservativeLookup);
         true
     }
 
     #[inline]
     fn holds(&self, index: usize, fingerprint: u16) -> bool {
-        // Acquire: pairs with the Release removal CAS in `relocate` (and every later CAS in its
-        // release sequence), so seeing a removal also shows the bump before it.
+        // Acquire: pairs with the release removal CAS in `take`, as in `contains`.
         bucket::contains(self.buckets[index].load(Ordering::Acquire), fingerprint)
     }
 
@@ -262,11 +264,13 @@ impl Table {
     }
 
     /// The rest of [`insert`](Self::insert) when neither bucket has a free lane.
+    ///
+    /// Searches again for as long as a planned path meets a change: each failed commit means that
+    /// another thread's operation changed a bucket on the path, so the loop is lock-free, and
+    /// [`InsertError::Full`] means that the search found no path, never that commits met
+    /// contention.
     fn insert_by_path(&self, search: &mut PathSearch, slots: Slots) -> Result<(), InsertError> {
-        for _ in 0..MAX_PATH_SEARCHES {
-            let Some(root) = search.plan(&self.buckets, slots) else {
-                break;
-            };
+        while let Some(root) = search.plan(&self.buckets, slots) {
             if self.commit(search.hops(), root, slots) {
                 let relocations = search.hops().len();
                 self.counters.record(slots.first, Event::Inserted { relocations });
@@ -286,10 +290,10 @@ impl Table {
                 || self.put(slots.first ^ slots.second ^ root, slots.fingerprint))
     }
 
-    /// Moves one copy of `hop.fingerprint` from `hop.from` to `hop.to`: copy in, bump, remove.
+    /// Moves one copy of `hop.fingerprint` from `hop.from` to `hop.to`: copy in, then take out
+    /// of the source with an announced removal (invariants 2 and 3).
     fn relocate(&self, hop: Hop) -> bool {
         let Hop { fingerprint, from, to } = hop;
-        self.await_relocation_holds();
         // Relaxed: only a hint; the removal below decides.
         if !bucket::contains(load_for_update(&self.buckets[from], Ordering::Relaxed), fingerprint) {
             return false;
@@ -297,16 +301,12 @@ impl Table {
         if !self.put(to, fingerprint) {
             return false;
         }
-        let slots = Slots { fingerprint, first: from, second: to };
-        // AcqRel: the release half publishes the copy-in to a reader whose first version load
-        // reads this bump; pairs with the Acquire version loads in `contains` and `remove`.
-        self.version(slots).fetch_add(1, Ordering::AcqRel);
-        if self.take(from, fingerprint) {
+        if self.take(from, fingerprint, self.version(from, to)) {
             self.counters.record(from, Event::Relocated);
             return true;
         }
         // Another relocation or a remove took the source copy: ours is now one too many.
-        if self.take_validated(slots) {
+        if self.take_validated(fingerprint, from, to) {
             self.counters.record(from, Event::SurplusRemoved);
         }
         false
@@ -317,22 +317,23 @@ impl Table {
         // As in `insert`: about half the items are in their second bucket, so start loading it
         // with the first.
         crate::batch::prefetch(&self.buckets[slots.second]);
-        let removed = self.take_validated(slots);
+        let removed = self.take_validated(slots.fingerprint, slots.first, slots.second);
         if removed {
             self.counters.record(slots.first, Event::Removed);
         }
         removed
     }
 
-    /// Takes one copy of the item, validating absence against concurrent relocations:
-    /// lock-free, retried only when a relocation of the pair completed meanwhile.
-    fn take_validated(&self, slots: Slots) -> bool {
-        let version = self.version(slots);
+    /// Takes one copy of `fingerprint` out of bucket `first` or `second` (its pair), validating
+    /// absence as a lookup does: lock-free, retried only when a removal from the pair was
+    /// announced meanwhile.
+    fn take_validated(&self, fingerprint: u16, first: usize, second: usize) -> bool {
+        let version = self.version(first, second);
         loop {
-            // Acquire: pairs with the AcqRel bump in `relocate`, as in `contains`.
+            // Acquire: pairs with the AcqRel announcement bumps, as in `contains`.
             let before = version.load(Ordering::Acquire);
-            if self.take(slots.first, slots.fingerprint)
-                || (slots.second != slots.first && self.take(slots.second, slots.fingerprint))
+            if self.take(first, fingerprint, version)
+                || (second != first && self.take(second, fingerprint, version))
             {
                 return true;
             }
@@ -343,14 +344,21 @@ impl Table {
         }
     }
 
-    /// Takes one copy of `fingerprint` out of bucket `index`, if it holds one.
-    fn take(&self, index: usize, fingerprint: u16) -> bool {
+    /// Takes one copy of `fingerprint` out of bucket `index`, if it holds one, announcing the
+    /// removal on `version`, the stripe of the fingerprint's pair (invariant 3).
+    fn take(&self, index: usize, fingerprint: u16, version: &AtomicU64) -> bool {
         let word = &self.buckets[index];
-        // Acquire: pairs with the Release removal CAS of a relocation, as in `holds`.
-        let mut current = load_for_update(word, Ordering::Acquire);
+        // Acquire: pairs with the release removal CAS of other takes, as in `holds`. The absence
+        // decision is taken on this plain load, which loom may serve stale.
+        let seen = word.load(Ordering::Acquire);
+        if !bucket::contains(seen, fingerprint) {
+            return false;
+        }
+        self.announce_removal(index, version);
+        let mut current = reload_for_update(word, seen, Ordering::Acquire);
         while let Some(lane) = bucket::find(current, fingerprint) {
-            // Release: pairs with the Acquire bucket loads in `holds` and `take`; a reader that
-            // sees this removal also sees the version bump sequenced before it in `relocate`.
+            // Release: pairs with the Acquire bucket loads of lookups, removes and scans; a load
+            // that sees this removal also sees the announcement sequenced before it.
             match word.compare_exchange_weak(
                 current,
                 bucket::without_lane(current, lane),
@@ -364,14 +372,31 @@ impl Table {
         false
     }
 
+    /// Announces a removal from bucket `index` (invariant 3), and if a snapshot scan began
+    /// before the announcement, copies the bucket into it first.
+    #[inline]
+    fn announce_removal(&self, index: usize, version: &AtomicU64) {
+        // AcqRel. Release: whatever this thread did before (a relocation's copy-in, an earlier
+        // insert) is visible to a reader whose first stripe load reads this bump or a later
+        // one; pairs with the Acquire stripe loads of `contains`, `contains_retry` and
+        // `take_validated`. Acquire: if this reads a scan's start on the stripe, everything
+        // before that start is visible to the capture below; pairs with the AcqRel start in
+        // `scan`.
+        let previous = version.fetch_add(VERSION_BUMP, Ordering::AcqRel);
+        let scan = scan::id_in(previous);
+        if scan != 0 {
+            self.scan.capture(scan, index, &self.buckets[index]);
+        }
+    }
+
     /// Stores `fingerprint` in an empty lane of bucket `index`, if it has one.
     fn put(&self, index: usize, fingerprint: u16) -> bool {
         let word = &self.buckets[index];
         let mut current = load_for_update(word, Ordering::Relaxed);
         while let Some(lane) = bucket::find_empty(current) {
-            // Release: a reader whose Acquire load in `holds` sees this lane also sees what the
-            // inserting thread did before. Validation does not rest on it: for a relocation's
-            // copy-in, the AcqRel bump that follows is what publishes it.
+            // Release: a reader whose Acquire load sees this lane also sees what the inserting
+            // thread did before. Validation does not rest on it: for a relocation's copy-in, the
+            // announcement that follows is what publishes it.
             match word.compare_exchange_weak(
                 current,
                 bucket::with_lane(current, lane, fingerprint),
@@ -396,24 +421,10 @@ impl Table {
     }
 }
 
-/// A snapshot's hold on relocations (see [`Table::hold_relocations`]); dropping it ends the hold.
-#[derive(Debug)]
-pub(crate) struct RelocationHold<'a> {
-    holds: &'a AtomicU64,
-}
-
-impl Drop for RelocationHold<'_> {
-    fn drop(&mut self) {
-        // One step: one fewer hold up (low half), one more ended (high half). Relaxed: see
-        // `Table::hold_relocations`.
-        self.holds.fetch_add((1 << 32) - 1, Ordering::Relaxed);
-    }
-}
-
 /// The version stripes of a table of `buckets` buckets.
-fn versions_for(buckets: usize) -> Box<[AtomicU32]> {
+fn versions_for(buckets: usize) -> Box<[AtomicU64]> {
     let stripes = (buckets.next_power_of_two() / BUCKETS_PER_VERSION).clamp(1, MAX_VERSION_STRIPES);
-    (0..stripes).map(|_| AtomicU32::new(0)).collect()
+    (0..stripes).map(|_| AtomicU64::new(0)).collect()
 }
 
 /// `len` empty bucket words, or the allocator's refusal as an error rather than an abort.

@@ -1,0 +1,316 @@
+//! Snapshot scans of a live table: one pass over the bucket words, with writers' help.
+//!
+//! A word-by-word copy of a live table can lose an item: its copy can leave a bucket the pass has
+//! not read yet while its successor copy (a relocation's copy-in, or a colliding insert before a
+//! remove; see the parent module's Orderings) lands in a bucket the pass has already read. Instead
+//! of validating the pass and repeating it (which never ends under steady churn), a scan makes
+//! every removal that could cause such a loss copy its bucket into the scan first.
+//!
+//! # Protocol
+//!
+//! The scan's copy starts as [`UNUSED_WORD`] in every bucket, a word no bucket holds. A bucket is
+//! *captured* when a CAS replaces that with a word read from the bucket; the first capture wins
+//! and the copy never changes after.
+//!
+//! 1. **Start.** The scan publishes its copy in the table's [`ScanSlot`], then adds its id to
+//!    the low half of every version stripe (`S_s` on stripe `s`, an AcqRel RMW).
+//! 2. **Pass.** It captures every bucket in index order.
+//! 3. **Writers.** Every removal is announced by an AcqRel RMW on its pair's stripe (parent
+//!    module, invariant 3), which returns the stripe's previous value. If that shows the scan's
+//!    id, the remover captures the bucket before its removal CAS.
+//! 4. **End.** It takes its id off every stripe, closes the slot, and waits until no writer is
+//!    inside a capture; then the copy is final.
+//!
+//! # Why nothing present at the start is lost
+//!
+//! Take one bucket pair, its stripe `s`, and an item whose insert happened-before the scan.
+//! Follow its copy as in the parent module: each removal that takes it is announced after the add
+//! of the next copy.
+//!
+//! - A removal announced **before `S_s`** (its bump precedes `S_s` in the stripe's modification
+//!   order): `S_s` reads that bump or a later RMW of its release sequence, so the add of the next
+//!   copy happens-before `S_s`, and so before the pass and before every capture made by a writer
+//!   whose bump reads `S_s` or later (those bumps are RMWs after `S_s`, so `S_s` synchronises with
+//!   them). Whoever captures the next copy's bucket reads a word that contains that add or
+//!   something later in the bucket's history.
+//! - A removal announced **after `S_s`** and before the end captures its bucket before it removes:
+//!   the capture reads the bucket before the removal (program order), or loses the CAS to an
+//!   earlier capture whose release CAS it acquires, so that capture's read too happens-before the
+//!   removal and read the bucket before it. If the remover found the slot closed, the scan had
+//!   ended; closing the slot is an RMW the remover's entry RMW reads, so the whole pass
+//!   happens-before the removal. A removal announced after the end likewise comes after the pass.
+//!
+//! So each capture of a bucket holding the item's current copy reads it before any removal that
+//! takes it, and the copy of the first copy's bucket is read after that copy's put: by induction
+//! along the chain, some captured word holds the item. A relocation in flight may be captured in
+//! both buckets, and a remove during the scan may be captured before it took its copy: a snapshot
+//! may hold a surplus copy, never fewer.
+//!
+//! # Progress
+//!
+//! One pass, always: the scan never repeats and never waits for writers except to let those
+//! inside a capture (a load and a CAS) leave before it hands the copy over. Writers never wait for
+//! a scan: a capture is bounded work, done only by removals announced while a scan runs. Lookups
+//! do not take part; a lookup that straddles a scan's start or end on its stripe validates once
+//! more. One scan runs at a time per table; a second `write_to` waits for the first pass to end.
+
+use std::io;
+
+use crate::bucket::UNUSED_WORD;
+use crate::sync::{self, AtomicBool, AtomicPtr, AtomicU64, Ordering};
+
+use super::Table;
+
+/// The low half of a version stripe: the id of the running scan, 0 when none runs.
+#[inline]
+pub(super) fn id_in(stripe: u64) -> u32 {
+    stripe as u32
+}
+
+/// Where a running scan publishes its copy for writers to capture into.
+#[derive(Debug)]
+pub(super) struct ScanSlot {
+    /// Claimed by the scan that runs; one at a time.
+    busy: AtomicBool,
+    /// The running scan's id in the high half (0: the slot is closed); in the low half, writers
+    /// inside [`capture`](Self::capture).
+    state: AtomicU64,
+    /// The running scan's copy, as long as the table has buckets.
+    words: AtomicPtr<AtomicU64>,
+    /// Scans started, for the next id.
+    started: AtomicU64,
+    /// Buckets captured by writers for the running scan.
+    captured: AtomicU64,
+}
+
+impl ScanSlot {
+    pub(super) fn new() -> Self {
+        Self {
+            busy: AtomicBool::new(false),
+            state: AtomicU64::new(0),
+            words: AtomicPtr::new(core::ptr::null_mut()),
+            started: AtomicU64::new(0),
+            captured: AtomicU64::new(0),
+        }
+    }
+
+    /// Copies `bucket`, bucket number `index`, into scan `id`'s copy if that scan is still
+    /// running and nobody captured the bucket yet. The caller is about to remove a fingerprint
+    /// from the bucket, and its announcement read `id` on the pair's stripe.
+    pub(super) fn capture(&self, id: u32, index: usize, bucket: &AtomicU64) {
+        // Acquire: pairs with the Release opening of the slot in `scan`, which published the copy.
+        let state = self.state.fetch_add(1, Ordering::Acquire);
+        if (state >> 32) as u32 == id {
+            // Relaxed: the Acquire entry above already shows the pointer stored before the
+            // slot opened.
+            let words = self.words.load(Ordering::Relaxed);
+            // SAFETY: the slot is open for scan `id`, whose copy `words` points to: a live
+            // allocation of one `AtomicU64` per bucket, and `index` is a bucket number. The scan
+            // frees it only after closing the slot and seeing no writer inside (our exit below
+            // happens after this use).
+            let slot = unsafe { &*words.add(index) };
+            // Relaxed: the announcement that read the scan's start already orders this read
+            // after everything before that start, and program order keeps it before our removal.
+            let word = bucket.load(Ordering::Relaxed);
+            // Release on success: a writer whose CAS fails on this capture, and the scan's own
+            // pass, acquire it, so our read happens-before their removals. Acquire on failure:
+            // the same for the capture that won.
+            if slot.compare_exchange(UNUSED_WORD, word, Ordering::AcqRel, Ordering::Acquire).is_ok()
+            {
+                self.captured.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        // Release: the scan's Acquire wait for no writers inside sees our capture.
+        self.state.fetch_sub(1, Ordering::Release);
+    }
+}
+
+/// A consistent copy of a table's bucket words, from [`Table::scan`].
+#[derive(Debug)]
+pub(crate) struct ScannedWords {
+    words: Box<[AtomicU64]>,
+    /// Buckets that writers captured for the scan before removing from them.
+    pub(crate) captured_by_writers: u64,
+}
+
+impl ScannedWords {
+    /// The copied words, in bucket order.
+    pub(crate) fn words(&self) -> impl ExactSizeIterator<Item = u64> + '_ {
+        // Relaxed: the scan is over and its thread saw every capture (see `Table::scan`).
+        self.words.iter().map(|word| word.load(Ordering::Relaxed))
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.words.len()
+    }
+}
+
+impl Table {
+    /// Copies the bucket words so that every item present when the scan starts (inserted and
+    /// not removed, in the parent module's sense) is in the copy; see the module documentation.
+    pub(crate) fn scan(&self) -> io::Result<ScannedWords> {
+        self.scan_with(|_| {})
+    }
+
+    /// [`scan`](Self::scan), calling `after_capture(i)` after the pass captures bucket `i` (a
+    /// test hook; a no-op otherwise).
+    pub(crate) fn scan_with(
+        &self,
+        mut after_capture: impl FnMut(usize),
+    ) -> io::Result<ScannedWords> {
+        let words = unused_words(self.buckets.len())?;
+        let slot = &self.scan;
+        // One scan at a time: a second one waits here for the first pass to end. Writers never
+        // touch `busy`. Acquire: pairs with the Release reset below, so this scan starts after
+        // the previous one finished with the slot.
+        while slot
+            .busy
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            sync::yield_now();
+        }
+        // Ids are never 0 (no scan) and unique for 2^32 - 1 scans: a writer that read an old
+        // scan's id on a stripe cannot capture into a newer scan's copy. Relaxed: only this
+        // thread, holding `busy`, writes it.
+        let started = slot.started.fetch_add(1, Ordering::Relaxed);
+        let id = (started % u64::from(u32::MAX)) as u32 + 1;
+        slot.captured.store(0, Ordering::Relaxed);
+        slot.words.store(words.as_ptr().cast_mut(), Ordering::Relaxed);
+        // Release: publishes the pointer to writers whose Acquire entry in `capture` reads this.
+        slot.state.fetch_add(u64::from(id) << 32, Ordering::Release);
+        for stripe in self.versions.iter() {
+            // AcqRel: Acquire, so everything before the removals announced earlier on this
+            // stripe (their successor copies) is visible to the pass; Release, so it is also
+            // visible to the captures of writers whose announcements read this start.
+            stripe.fetch_add(u64::from(id), Ordering::AcqRel);
+        }
+        for (i, (bucket, copy)) in self.buckets.iter().zip(words.iter()).enumerate() {
+            // Relaxed: the starts above order this read after everything announced before them.
+            let word = bucket.load(Ordering::Relaxed);
+            // AcqRel: as in `capture`; the pass and writers race to capture, the first wins.
+            let _ = copy.compare_exchange(UNUSED_WORD, word, Ordering::AcqRel, Ordering::Acquire);
+            after_capture(i);
+        }
+        for stripe in self.versions.iter() {
+            // Release: a writer whose announcement reads this no longer captures; the whole pass
+            // happens-before its removal.
+            stripe.fetch_sub(u64::from(id), Ordering::AcqRel);
+        }
+        // AcqRel: closes the slot; a writer whose entry reads this leaves without capturing, and
+        // the pass happens-before its removal.
+        slot.state.fetch_sub(u64::from(id) << 32, Ordering::AcqRel);
+        // Acquire: pairs with the Release exits in `capture`: every capture made is visible now.
+        while slot.state.load(Ordering::Acquire) as u32 != 0 {
+            sync::yield_now();
+        }
+        slot.words.store(core::ptr::null_mut(), Ordering::Relaxed);
+        let captured_by_writers = slot.captured.load(Ordering::Relaxed);
+        // Release: pairs with the Acquire claim of the next scan.
+        slot.busy.store(false, Ordering::Release);
+        Ok(ScannedWords { words, captured_by_writers })
+    }
+}
+
+/// `len` words of [`UNUSED_WORD`], or an out-of-memory error instead of an abort.
+fn unused_words(len: usize) -> io::Result<Box<[AtomicU64]>> {
+    let mut words = Vec::new();
+    words.try_reserve_exact(len).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::OutOfMemory,
+            "cannot allocate a copy of the cuckoo filter's table",
+        )
+    })?;
+    words.extend((0..len).map(|_| AtomicU64::new(UNUSED_WORD)));
+    Ok(words.into_boxed_slice())
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::bucket;
+    use crate::hash::{alt_index, Slots};
+    use crate::table::DEFAULT_LOOKUP_RETRIES;
+
+    /// A table of `m` buckets holding `f` in bucket `high = m - 1`, whose other bucket is 0.
+    fn table_with_one_print(m: usize) -> (Table, u16, usize) {
+        let high = m - 1;
+        let f = (1..0xFFFF).find(|&f| alt_index(high, f, m) == 0).expect("a print links them");
+        let mut words = vec![0u64; m];
+        words[high] = u64::from(f);
+        (Table::from_words(words, DEFAULT_LOOKUP_RETRIES, 1), f, high)
+    }
+
+    fn copies(scan: &ScannedWords, f: u16) -> usize {
+        scan.words().map(|w| bucket::count(w, f)).sum()
+    }
+
+    /// The hazard: the fingerprint moves from the last bucket into the first after the pass
+    /// copied the first. A plain copy misses it; the mover captures the last bucket first.
+    #[test]
+    fn a_relocation_behind_the_pass_is_captured_by_the_mover() {
+        let (table, f, high) = table_with_one_print(64);
+        let mut plain = Vec::new();
+        for (i, word) in table.buckets.iter().enumerate() {
+            plain.push(word.load(Ordering::Acquire));
+            if i == 0 {
+                assert!(table.relocate_for_test(f, high, 0));
+            }
+        }
+        assert!(plain.iter().all(|&w| w == 0), "the plain copy misses the item");
+
+        let (table, f, high) = table_with_one_print(64);
+        let scan = table
+            .scan_with(|i| {
+                if i == 0 {
+                    assert!(table.relocate_for_test(f, high, 0));
+                }
+            })
+            .unwrap();
+        assert_eq!(copies(&scan, f), 1);
+        assert_eq!(scan.words().nth(high), Some(u64::from(f)), "captured before the removal");
+        assert_eq!(scan.captured_by_writers, 1);
+    }
+
+    /// The same key inserted a second time into the bucket the pass has passed, then removed
+    /// once from the bucket ahead of it: no relocation at all, and the remover captures.
+    #[test]
+    fn a_repeated_key_removed_ahead_of_the_pass_is_captured_by_the_remover() {
+        let (table, f, high) = table_with_one_print(64);
+        let low_first = Slots { fingerprint: f, first: 0, second: high };
+        let high_first = Slots { fingerprint: f, first: high, second: 0 };
+        let scan = table
+            .scan_with(|i| {
+                if i == 0 {
+                    table.insert(low_first).unwrap();
+                    assert!(table.remove(high_first));
+                }
+            })
+            .unwrap();
+        assert_eq!(copies(&scan, f), 1, "the item present throughout is in the copy");
+        assert_eq!(scan.captured_by_writers, 1);
+        // The table itself holds the key once, in the low bucket.
+        assert_eq!(table.fingerprint_count(0, f) + table.fingerprint_count(high, f), 1);
+    }
+
+    #[test]
+    fn an_idle_table_is_copied_exactly_with_no_captures() {
+        let (table, f, high) = table_with_one_print(8);
+        let scan = table.scan().unwrap();
+        assert_eq!(scan.len(), 8);
+        assert_eq!(scan.words().nth(high), Some(u64::from(f)));
+        assert_eq!(scan.captured_by_writers, 0);
+        // The slot is closed and free again: stripes carry no scan id.
+        assert!(table.versions.iter().all(|v| id_in(v.load(Ordering::Relaxed)) == 0));
+        assert_eq!(table.scan.state.load(Ordering::Relaxed), 0);
+        assert_eq!(copies(&table.scan().unwrap(), f), 1);
+    }
+
+    #[test]
+    fn removals_outside_a_scan_capture_nothing() {
+        let (table, f, high) = table_with_one_print(8);
+        assert!(table.remove(Slots { fingerprint: f, first: high, second: 0 }));
+        assert_eq!(table.scan.captured.load(Ordering::Relaxed), 0);
+        assert_eq!(copies(&table.scan().unwrap(), f), 0);
+    }
+}
