@@ -36,6 +36,7 @@ OPTIONS:
     --capacity <N>      capacity of the filter (default 4000000)
     --fill <PERCENT>    share of the capacity filled before the run and kept (default 95)
     --seed <N>          seed of the key streams and operation choices (default 1)
+    --snapshots         one more thread takes live snapshots (write_to) back to back, timed
     --json              print the summary as one JSON object instead of a table
     -h, --help          print this help
 
@@ -50,6 +51,7 @@ struct Options {
     capacity: usize,
     fill: u32,
     seed: u64,
+    snapshots: bool,
     json: bool,
 }
 
@@ -62,6 +64,7 @@ impl Default for Options {
             capacity: 4_000_000,
             fill: 95,
             seed: 1,
+            snapshots: false,
             json: false,
         }
     }
@@ -105,6 +108,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, String>
         match flag.as_str() {
             "-h" | "--help" => return Ok(Command::Help),
             "--json" => opts.json = true,
+            "--snapshots" => opts.snapshots = true,
             "--threads" => {
                 opts.threads = number(&flag, &value)?;
                 if opts.threads == 0 || opts.threads > 1024 {
@@ -307,6 +311,38 @@ struct Report {
     verify_remove_missed: u64,
     left_after_remove: usize,
     prefill_refused: u64,
+    snapshots: Snapshots,
+}
+
+/// What the snapshot thread measured (`--snapshots`).
+#[derive(Default)]
+struct Snapshots {
+    /// Milliseconds each `write_to` took, sorted.
+    millis: Vec<f64>,
+    /// Buckets that writers captured for the snapshots, over all of them.
+    captured: u64,
+}
+
+impl Snapshots {
+    fn quantile(&self, q: f64) -> f64 {
+        let last = self.millis.len().saturating_sub(1);
+        self.millis.get((last as f64 * q).round() as usize).copied().unwrap_or(0.0)
+    }
+}
+
+/// Takes snapshots back to back until `stop`, each written into one reused buffer.
+fn snapshotter(filter: &CuckooFilter, stop: &AtomicBool) -> Snapshots {
+    let mut out = Snapshots::default();
+    let mut bytes = Vec::new();
+    while !stop.load(Relaxed) {
+        bytes.clear();
+        let started = Instant::now();
+        let info = filter.write_to(&mut bytes).expect("writing into a Vec");
+        out.millis.push(started.elapsed().as_secs_f64() * 1e3);
+        out.captured += info.captured_by_writers;
+    }
+    out.millis.sort_by(f64::total_cmp);
+    out
 }
 
 impl Report {
@@ -373,7 +409,7 @@ fn table(r: &Report) -> String {
     }
     let _ = writeln!(o);
     let paths: Vec<String> = s.insert_paths.iter().map(|&n| grouped(n)).collect();
-    let rows: Vec<(&str, String)> = vec![
+    let mut rows: Vec<(&str, String)> = vec![
         (
             "load factor",
             format!(
@@ -439,6 +475,24 @@ fn table(r: &Report) -> String {
         ),
         ("result", if r.passed() { "PASS".into() } else { "FAIL".into() }),
     ];
+    if r.opts.snapshots {
+        let snaps = &r.snapshots;
+        rows.insert(
+            rows.len() - 1,
+            (
+                "snapshots",
+                format!(
+                    "{} live write_to, one pass each: median {:.2} ms, p99 {:.2} ms, max {:.2} ms; \
+                     {} buckets captured by writers",
+                    snaps.millis.len(),
+                    snaps.quantile(0.5),
+                    snaps.quantile(0.99),
+                    snaps.quantile(1.0),
+                    grouped(snaps.captured)
+                ),
+            ),
+        );
+    }
     for (name, value) in rows {
         let _ = writeln!(o, "  {name:<21} {value}");
     }
@@ -464,6 +518,8 @@ fn json(r: &Report) -> String {
             "\"removes_missed\":{},\"false_negatives_run\":{},",
             "\"verify\":{{\"live_keys\":{},\"missed_contains\":{},\"missed_batch\":{},",
             "\"remove_missed\":{},\"left_after_remove\":{}}},",
+            "\"snapshots\":{{\"count\":{},\"median_ms\":{:.3},\"p99_ms\":{:.3},\"max_ms\":{:.3},",
+            "\"captured_by_writers\":{}}},",
             "\"false_negatives\":{},\"pass\":{}}}"
         ),
         r.opts.threads,
@@ -503,6 +559,11 @@ fn json(r: &Report) -> String {
         r.verify_missed_batch,
         r.verify_remove_missed,
         r.left_after_remove,
+        r.snapshots.millis.len(),
+        r.snapshots.quantile(0.5),
+        r.snapshots.quantile(0.99),
+        r.snapshots.quantile(1.0),
+        r.snapshots.captured,
         r.false_negatives(),
         r.passed()
     )
@@ -537,6 +598,10 @@ fn run(opts: Options) -> Report {
     start_line.wait();
     let start = Instant::now();
     eprintln!(" done");
+    let snapshots = opts.snapshots.then(|| {
+        let (filter, stop) = (Arc::clone(&filter), Arc::clone(&stop));
+        std::thread::spawn(move || snapshotter(&filter, &stop))
+    });
     let mut last = (Instant::now(), 0u64);
     while start.elapsed() < opts.duration {
         std::thread::sleep(
@@ -583,6 +648,7 @@ fn run(opts: Options) -> Report {
         tally.false_negatives += t.false_negatives;
         owned_all.extend(owned.keys);
     }
+    let snapshots = snapshots.map(|s| s.join().expect("snapshotter panicked")).unwrap_or_default();
     let elapsed = start.elapsed().as_secs_f64();
     eprintln!("\nverifying {} live keys ...", owned_all.len());
 
@@ -620,6 +686,7 @@ fn run(opts: Options) -> Report {
         verify_remove_missed,
         left_after_remove,
         prefill_refused,
+        snapshots,
     }
 }
 
