@@ -227,7 +227,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     }
 
     /// Low level, for model tests: a hash whose primary bucket is `bucket` and whose fingerprint
-    /// is `fingerprint` (non-zero), for use with the `*_hash` methods.
+    /// is `fingerprint` (in `1..=0xFFFE`), for use with the `*_hash` methods.
     #[doc(hidden)]
     pub fn hash_for_slot(&self, bucket: usize, fingerprint: u16) -> u64 {
         hash::compose(bucket, fingerprint, self.table.bucket_count())
