@@ -162,7 +162,7 @@ fn main() -> ExitCode {
     let lanes = ours.bucket_count() * 4;
     drop(ours);
     // The false-positive rate our filter has at `items`, for the peers sized by a target rate.
-    let fp = 8.0 * (items as f64 / lanes as f64) / 65535.0;
+    let fp = 8.0 * (items as f64 / lanes as f64) / 65532.0;
     let mut rows = Vec::new();
     for peer in &which {
         rows.push(match peer.as_str() {

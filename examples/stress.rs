@@ -359,7 +359,7 @@ impl Report {
     }
 
     fn fpr_expected(&self) -> f64 {
-        8.0 * self.load / 65535.0
+        8.0 * self.load / 65532.0
     }
 }
 
@@ -432,7 +432,7 @@ fn table(r: &Report) -> String {
         (
             "",
             format!(
-                "{:.4}% after it ({} of {}); expected {:.4}% (8 x load / 65535)",
+                "{:.4}% after it ({} of {}); expected {:.4}% (8 x load / 65532)",
                 pct(r.final_fp_hits, r.final_fp_queries),
                 grouped(r.final_fp_hits),
                 grouped(r.final_fp_queries),

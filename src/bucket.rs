@@ -1,12 +1,15 @@
 //! SWAR logic on a bucket word: four 16-bit fingerprint lanes in one `u64`.
 //!
 //! Lane `k` occupies bits `16k..16k+16`; the value 0 marks an empty lane, which is why a
-//! fingerprint is never 0. Every function here is pure: the concurrent protocol lives in `table`.
+//! fingerprint is never 0, and no lane ever holds 0xFFFF, which no fingerprint is (see
+//! [`UNUSED_WORD`]). Every function here is pure: the concurrent protocol lives in `table`.
 
 /// Lanes in a bucket.
 pub(crate) const LANES: usize = 4;
 
-/// A word no bucket ever holds: every lane 0xFFFF, a value no fingerprint takes.
+/// A word no bucket ever holds, since no fingerprint is 0xFFFF (`hash::fingerprint` maps it to
+/// 0xFFFE): free for the protocol to use as a sentinel. To a lookup it is a full bucket that
+/// matches no fingerprint.
 pub(crate) const UNUSED_WORD: u64 = u64::MAX;
 
 const LANE_BITS: u32 = 16;
@@ -72,6 +75,13 @@ pub(crate) const fn without_lane(word: u64, lane: usize) -> u64 {
     word & !(0xFFFF << (lane as u32 * LANE_BITS))
 }
 
+/// The lowest lane of `word` that holds 0xFFFF, the lane value no fingerprint takes: a word
+/// that has one was not written by this crate.
+#[inline]
+pub(crate) const fn reserved_lane(word: u64) -> Option<usize> {
+    lowest_flagged_lane(zero_lane_flags(word ^ UNUSED_WORD))
+}
+
 /// How many lanes of `word` hold `fingerprint`.
 #[inline]
 pub(crate) fn count(word: u64, fingerprint: u16) -> usize {
@@ -111,6 +121,28 @@ mod tests {
                                 lanes.iter().filter(|&&x| x == target).count()
                             );
                         }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_unused_word_is_full_and_matches_no_fingerprint() {
+        assert_eq!(UNUSED_WORD, word([0xFFFF; LANES]));
+        assert_eq!(find_empty(UNUSED_WORD), None);
+        assert!((1..u16::MAX).all(|f| !contains(UNUSED_WORD, f) && broadcast(f) != UNUSED_WORD));
+        assert_eq!(reserved_lane(UNUSED_WORD), Some(0));
+    }
+
+    #[test]
+    fn reserved_lane_finds_the_lowest_0xffff_lane() {
+        for a in TRICKY {
+            for b in TRICKY {
+                for c in TRICKY {
+                    for d in TRICKY {
+                        let lanes = [a, b, c, d];
+                        assert_eq!(reserved_lane(word(lanes)), naive_find(lanes, 0xFFFF));
                     }
                 }
             }

@@ -99,7 +99,9 @@ pub enum LoadError {
         /// The first bytes of the input (up to eight).
         found: Vec<u8>,
     },
-    /// The snapshot is in a format version this build does not read.
+    /// The snapshot is in a format version this build does not read. Versions map items to
+    /// fingerprints and buckets differently (version 1 did not mix the hash), so a snapshot of
+    /// another version cannot be converted: the filter must be rebuilt from its items.
     UnsupportedVersion {
         /// The version in the snapshot.
         found: u16,
@@ -158,6 +160,14 @@ pub enum LoadError {
         /// The value in the snapshot.
         found: u64,
     },
+    /// A lane of a bucket word holds 0xFFFF, a value no fingerprint takes: the snapshot was not
+    /// written by this crate.
+    ReservedFingerprint {
+        /// The bucket whose word holds it.
+        bucket: u64,
+        /// The lane (0 to 3) that holds it.
+        lane: u8,
+    },
     /// The table the snapshot describes could not be allocated.
     AllocationFailed {
         /// The size of the refused allocation.
@@ -178,7 +188,8 @@ impl fmt::Display for LoadError {
             ),
             Self::UnsupportedVersion { found, supported } => write!(
                 f,
-                "unsupported cuckoo filter snapshot version: expected {supported}, found {found}"
+                "unsupported cuckoo filter snapshot format version: expected {supported} (the \
+                 only version this build reads), found {found}"
             ),
             Self::UnsupportedLayout { fingerprint_bits, lanes } => write!(
                 f,
@@ -208,6 +219,11 @@ impl fmt::Display for LoadError {
                 f,
                 "inconsistent cuckoo filter snapshot header: expected {field} {expected}, found \
                  {found}"
+            ),
+            Self::ReservedFingerprint { bucket, lane } => write!(
+                f,
+                "invalid cuckoo filter snapshot: expected fingerprints in 0x0001..=0xfffe or 0 for \
+                 an empty lane, found 0xffff in lane {lane} of bucket {bucket}"
             ),
             Self::AllocationFailed { bytes } => {
                 write!(f, "could not allocate {bytes} bytes for the cuckoo filter snapshot's table")

@@ -124,7 +124,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     }
 
     /// Whether `item` may be present: `true` for every item inserted and not since removed, and
-    /// for a small fraction of other items (about `8 × load / 65535`, 0.012% at full load).
+    /// for a small fraction of other items (about `8 × load / 65532`, 0.012% at full load).
     ///
     /// Wait-free: a bounded number of reads, whatever other threads do.
     ///
@@ -168,10 +168,12 @@ impl<S: BuildHasher> CuckooFilter<S> {
 
     /// [`insert`](Self::insert) for an item whose 64-bit hash the caller already has.
     ///
-    /// Low level: the filter takes the fingerprint from the low 16 bits and the bucket from the
-    /// high 48, so the hash must be well mixed (the output of a good hasher). Items hashed this
-    /// way and items passed to [`insert`](Self::insert) only meet if the caller used the
-    /// filter's own [`hasher`](Self::hasher).
+    /// Low level: the hash need not be well mixed, not even in its low bits, since the filter
+    /// mixes it (a bijection on `u64`) before taking a fingerprint and a bucket from it; raw
+    /// integer keys work. What is still required is that distinct items have distinct hashes:
+    /// items whose hashes are equal are the same item to the filter. Items hashed this way and
+    /// items passed to [`insert`](Self::insert) only meet if the caller used the filter's own
+    /// [`hasher`](Self::hasher).
     ///
     /// # Errors
     ///
@@ -225,7 +227,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     }
 
     /// Low level, for model tests: a hash whose primary bucket is `bucket` and whose fingerprint
-    /// is `fingerprint` (non-zero), for use with the `*_hash` methods.
+    /// is `fingerprint` (in `1..=0xFFFE`), for use with the `*_hash` methods.
     #[doc(hidden)]
     pub fn hash_for_slot(&self, bucket: usize, fingerprint: u16) -> u64 {
         hash::compose(bucket, fingerprint, self.table.bucket_count())
@@ -306,7 +308,7 @@ impl<S> CuckooFilter<S> {
     }
 
     /// The fraction of fingerprint lanes in use, [`len`](Self::len) over four lanes a bucket.
-    /// The false-positive rate grows with it: about `8 × load / 65535`.
+    /// The false-positive rate grows with it: about `8 × load / 65532`.
     ///
     /// # Examples
     ///

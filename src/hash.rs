@@ -1,9 +1,21 @@
 //! From an item's 64-bit hash to its fingerprint and its two buckets.
 //!
-//! The bucket index comes from the high 48 bits (multiply-shift "fastrange", so any bucket count
-//! works) and the fingerprint from the low 16: disjoint bits, so two items that share a
-//! fingerprint are no likelier to share a bucket. The alternate bucket is a reflection,
-//! `alt(i, f) = (c(f) - i) mod m`, an involution for every `m`, not only powers of two.
+//! The hash is first mixed ([`mix`]): hashers with weak low bits (FxHash, or a hasher that
+//! returns an integer key as it is, or raw integers passed to `insert_hash`) would otherwise
+//! collapse the fingerprints and the bucket choice, and the false-positive rate with them. The
+//! mix is the SplitMix64 finaliser's structure with 32-bit shifts: two multiplies, so that every
+//! bit of the fingerprint and of the bucket index depends on all 64 bits of the hash, and
+//! sequential integers hashed to themselves give the false-positive rate of random hashes (one
+//! multiply is not enough: it leaves them a lattice, measured at 0.55 to 0.8 times the random
+//! rate, and with strided keys inserts fail). It is a bijection, so it loses nothing and
+//! [`compose`] can invert it exactly.
+//!
+//! The bucket index comes from the high 48 bits of the mixed hash (multiply-shift "fastrange",
+//! so any bucket count works) and the fingerprint from the low 16: disjoint bits, so two items
+//! that share a fingerprint are no likelier to share a bucket. A fingerprint is in
+//! `1..=0xFFFE`: 0 marks an empty lane, and 0xFFFF is reserved so that no bucket word is ever
+//! `bucket::UNUSED_WORD`. The alternate bucket is a reflection, `alt(i, f) = (c(f) - i) mod m`,
+//! an involution for every `m`, not only powers of two.
 
 use core::hash::{BuildHasher, Hasher};
 
@@ -15,21 +27,57 @@ pub(crate) struct Slots {
     pub(crate) second: usize,
 }
 
-/// The fingerprint of a hash: its low 16 bits, with 0 (the empty lane) mapped to 1.
-#[inline]
-pub(crate) const fn fingerprint(hash: u64) -> u16 {
-    let low = hash as u16;
-    if low == 0 {
-        1
-    } else {
-        low
+/// The multipliers of [`mix`] (SplitMix64's), odd so that multiplying by them is invertible.
+const MIX_1: u64 = 0xBF58_476D_1CE4_E5B9;
+const MIX_2: u64 = 0x94D0_49BB_1331_11EB;
+
+/// The inverse of an odd `a` modulo 2^64, by Newton's iteration: `a` is its own inverse modulo
+/// 2^3, and each step doubles the correct low bits (3, 6, 12, 24, 48, 96).
+const fn inverse(a: u64) -> u64 {
+    let mut x = a;
+    let mut step = 0;
+    while step < 5 {
+        x = x.wrapping_mul(2u64.wrapping_sub(a.wrapping_mul(x)));
+        step += 1;
     }
+    x
 }
 
-/// The primary bucket of a hash among `buckets`, from the bits above the fingerprint.
+/// A hash with every output bit depending on every input bit: a bijection on `u64`, the inverse
+/// of [`unmix`]. On a lookup's critical path: two multiplies and three xor-shifts.
 #[inline]
-pub(crate) const fn index(hash: u64, buckets: usize) -> usize {
-    (((hash >> 16) as u128 * buckets as u128) >> 48) as usize
+pub(crate) const fn mix(mut hash: u64) -> u64 {
+    hash ^= hash >> 32;
+    hash = hash.wrapping_mul(MIX_1);
+    hash ^= hash >> 32;
+    hash = hash.wrapping_mul(MIX_2);
+    hash ^ hash >> 32
+}
+
+/// The hash that [`mix`] maps to `mixed`: its steps undone in reverse order (a xor-shift by 32
+/// is its own inverse).
+const fn unmix(mut mixed: u64) -> u64 {
+    mixed ^= mixed >> 32;
+    mixed = mixed.wrapping_mul(inverse(MIX_2));
+    mixed ^= mixed >> 32;
+    mixed = mixed.wrapping_mul(inverse(MIX_1));
+    mixed ^ mixed >> 32
+}
+
+/// The fingerprint of a mixed hash: its low 16 bits, with 0 (the empty lane) mapped to 1 and
+/// 0xFFFF (reserved) to 0xFFFE, so always in `1..=0xFFFE`.
+#[inline]
+pub(crate) const fn fingerprint(mixed: u64) -> u16 {
+    let low = mixed as u16;
+    // Both excluded values are fixed by flipping the lowest bit, and `low + 1 < 2` tests for
+    // both at once: four instructions, no branch.
+    low ^ (low.wrapping_add(1) < 2) as u16
+}
+
+/// The primary bucket of a mixed hash among `buckets`, from the bits above the fingerprint.
+#[inline]
+pub(crate) const fn index(mixed: u64, buckets: usize) -> usize {
+    (((mixed >> 16) as u128 * buckets as u128) >> 48) as usize
 }
 
 /// The other bucket of the fingerprint found in bucket `i`: `alt(alt(i, f), f) == i`.
@@ -46,19 +94,21 @@ pub(crate) const fn alt_index(i: usize, fingerprint: u16, buckets: usize) -> usi
     difference.wrapping_add(buckets & wrapped)
 }
 
-/// The fingerprint and both buckets of a hash.
+/// The fingerprint and both buckets of a hash: the one place hashes become slots.
 #[inline]
 pub(crate) const fn slots(hash: u64, buckets: usize) -> Slots {
-    let fingerprint = fingerprint(hash);
-    let first = index(hash, buckets);
+    let mixed = mix(hash);
+    let fingerprint = fingerprint(mixed);
+    let first = index(mixed, buckets);
     Slots { fingerprint, first, second: alt_index(first, fingerprint, buckets) }
 }
 
-/// A hash whose primary bucket is `bucket` and whose fingerprint is `fingerprint` (non-zero).
+/// A hash whose primary bucket is `bucket` and whose fingerprint is `fingerprint` (in
+/// `1..=0xFFFE`).
 pub(crate) const fn compose(bucket: usize, fingerprint: u16, buckets: usize) -> u64 {
     // The smallest 48-bit value that fastrange maps to `bucket`.
     let high = ((bucket as u128) << 48).div_ceil(buckets as u128) as u64;
-    high << 16 | fingerprint as u64
+    unmix(high << 16 | fingerprint as u64)
 }
 
 /// The default hasher: aHash with fixed seeds, so an item maps to the same buckets in every
@@ -144,12 +194,67 @@ mod tests {
     const SIZES: [usize; 14] = [1, 2, 3, 4, 5, 7, 8, 9, 97, 255, 256, 257, 65_537, 1_000_003];
 
     #[test]
-    fn fingerprint_is_never_zero() {
+    fn fingerprint_is_never_zero_nor_reserved() {
         assert_eq!(fingerprint(0), 1);
         assert_eq!(fingerprint(0xFFFF_0000), 1);
         assert_eq!(fingerprint(0x1_0002), 2);
-        for f in 1..=u16::MAX {
+        assert_eq!(fingerprint(0xFFFF), 0xFFFE);
+        assert_eq!(fingerprint(u64::MAX), 0xFFFE);
+        for f in 1..u16::MAX {
             assert_eq!(fingerprint(f as u64 | 0xABCD_0000), f);
+        }
+    }
+
+    #[test]
+    fn mix_is_a_bijection_undone_by_unmix() {
+        assert_eq!(MIX_1.wrapping_mul(inverse(MIX_1)), 1);
+        assert_eq!(MIX_2.wrapping_mul(inverse(MIX_2)), 1);
+        let mut rng = StdRng::seed_from_u64(4);
+        let edges = [0, 1, u64::MAX, 1 << 63, 0xFFFF, 0xFFFF_FFFF, 0xFFFF_FFFF_0000_0000];
+        for h in edges.into_iter().chain((0..100_000).map(|_| rng.random())) {
+            assert_eq!(unmix(mix(h)), h, "{h:#x}");
+            assert_eq!(mix(unmix(h)), h, "{h:#x}");
+        }
+    }
+
+    /// The test vectors of `FORMAT.md`: the mapping is part of the snapshot format.
+    #[test]
+    fn mix_and_slots_match_the_format_specification() {
+        let vectors = [
+            (0, 0, 1, 0),
+            (1, 0x9364_9591_28E9_190D, 0x190D, 575),
+            (2, 0x1398_1938_6483_0000, 1, 76),
+            (0x0123_4567_89AB_CDEF, 0x4ACB_8F78_3C23_F41C, 0xF41C, 292),
+            (u64::MAX, 0xA937_D212_3A01_043F, 0x043F, 661),
+        ];
+        for (hash, mixed, f, first) in vectors {
+            assert_eq!(mix(hash), mixed, "{hash:#x}");
+            let s = slots(hash, 1000);
+            assert_eq!((s.fingerprint, s.first), (f, first), "{hash:#x}");
+        }
+    }
+
+    /// Every input bit must reach every fingerprint bit and the high index bits (the ones
+    /// fastrange uses) with chance one half, or weak hashers would collapse them.
+    #[test]
+    fn every_input_bit_flips_every_fingerprint_and_high_index_bit_half_the_time() {
+        let trials = 10_000;
+        let mut flips = [[0u32; 64]; 64];
+        let mut rng = StdRng::seed_from_u64(7);
+        for _ in 0..trials {
+            let h: u64 = rng.random();
+            for (bit, counts) in flips.iter_mut().enumerate() {
+                let diff = mix(h) ^ mix(h ^ 1 << bit);
+                for (out, count) in counts.iter_mut().enumerate() {
+                    *count += (diff >> out & 1) as u32;
+                }
+            }
+        }
+        for (bit, counts) in flips.iter().enumerate() {
+            for out in (0..16).chain(40..64) {
+                let p = f64::from(counts[out]) / f64::from(trials);
+                assert!((0.45..0.55).contains(&p), "input bit {bit} flips bit {out} with {p:.3}");
+            }
         }
     }
 
@@ -196,7 +301,7 @@ mod tests {
     fn compose_round_trips_through_slots() {
         for m in SIZES {
             for bucket in [0, m / 3, m - 1] {
-                for f in [1, 2, 0x8000, u16::MAX] {
+                for f in [1, 2, 0x8000, 0xFFFE] {
                     let s = slots(compose(bucket, f, m), m);
                     assert_eq!((s.first, s.fingerprint), (bucket, f), "m={m}");
                     assert_eq!(s.second, alt_index(bucket, f, m));
@@ -208,15 +313,16 @@ mod tests {
     /// If the index and the fingerprint shared bits, items in the same bucket would share
     /// fingerprints more often than chance and the false-positive rate would rise. Count pairs
     /// of random hashes that land in the same bucket and compare their fingerprint agreement
-    /// with the 1/65535 that independence predicts.
+    /// with the chance that independence predicts: the sum of the squared probabilities of the
+    /// fingerprints, `(65532 + 2 × 2²) / 2³²` (1 and 0xFFFE take two values each), 1/65532.
     #[test]
     fn index_and_fingerprint_are_independent() {
         let buckets = 1 << 10;
         let mut by_bucket = vec![Vec::new(); buckets];
         let mut rng = StdRng::seed_from_u64(3);
         for _ in 0..300_000 {
-            let h: u64 = rng.random();
-            by_bucket[index(h, buckets)].push(fingerprint(h));
+            let s = slots(rng.random(), buckets);
+            by_bucket[s.first].push(s.fingerprint);
         }
         let (mut pairs, mut equal) = (0u64, 0u64);
         for prints in &by_bucket {
@@ -227,7 +333,7 @@ mod tests {
                 }
             }
         }
-        let expected = pairs as f64 / 65_535.0;
+        let expected = pairs as f64 / 65_532.0;
         let ratio = equal as f64 / expected;
         assert!((0.8..1.2).contains(&ratio), "{equal} equal of {pairs} pairs: {ratio:.3}x chance");
     }

@@ -33,8 +33,10 @@
 //!
 //! - **No false negatives.** `contains` returns `true` for every item inserted and not since
 //!   removed, also while other threads relocate fingerprints between buckets.
-//! - **False positives** are rare: about `8 × load / 65535` of absent items, at most 0.0135% at
-//!   full capacity.
+//! - **False positives** are rare: about `8 × load / 65532` of absent items (eight lanes to
+//!   compare, each holding one of the 65534 fingerprints), at most 0.0135% at full capacity.
+//!   The filter mixes every hash before using it, so this holds for weak hashers too (an
+//!   identity hash of integer keys), as long as distinct items hash differently.
 //! - **Wait-free lookups**: `contains` finishes in a bounded number of steps whatever other
 //!   threads do. **Lock-free updates**: an `insert` or `remove` retries only when another
 //!   thread's operation made progress, and never waits for a live snapshot

@@ -28,10 +28,12 @@ use crate::table::{ScannedWords, Table, DEFAULT_LOOKUP_RETRIES};
 /// and the trailing line feed catches line-ending translation.
 pub(crate) const MAGIC: [u8; 8] = *b"\x89CUCKOO\n";
 
-/// The format version this build writes and the only one it reads.
-pub(crate) const FORMAT_VERSION: u16 = 1;
+/// The format version this build writes and the only one it reads. Version 2 mixes the hash
+/// before splitting it into fingerprint and bucket and reserves the lane value 0xFFFF; a version 1
+/// file maps items differently, so reading it would answer false negatives.
+pub(crate) const FORMAT_VERSION: u16 = 2;
 
-/// Bits of a fingerprint lane in format version 1.
+/// Bits of a fingerprint lane in format version 2.
 const FINGERPRINT_BITS: u8 = 16;
 
 /// Bytes before the first bucket word.
@@ -215,7 +217,8 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// ([`BadMagic`](LoadError::BadMagic)), a format version or layout this build does not read,
     /// an input that ends early ([`Truncated`](LoadError::Truncated)), corrupted bytes
     /// ([`ChecksumMismatch`](LoadError::ChecksumMismatch)), header fields that contradict each
-    /// other ([`InconsistentHeader`](LoadError::InconsistentHeader)), a different hasher
+    /// other ([`InconsistentHeader`](LoadError::InconsistentHeader)), a bucket word with a lane no
+    /// fingerprint takes ([`ReservedFingerprint`](LoadError::ReservedFingerprint)), a different hasher
     /// ([`HasherMismatch`](LoadError::HasherMismatch)), a table too large to allocate, or an
     /// error from `r` ([`Io`](LoadError::Io)).
     ///
@@ -278,7 +281,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
         header[AT_VERSION..AT_FINGERPRINT_BITS].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
         header[AT_FINGERPRINT_BITS] = FINGERPRINT_BITS;
         header[AT_LANES] = LANES as u8;
-        // Bytes AT_FLAGS..AT_BUCKETS: flags, all zero in version 1.
+        // Bytes AT_FLAGS..AT_BUCKETS: flags, all zero in version 2.
         header[AT_BUCKETS..AT_ITEMS].copy_from_slice(&(scan.scanned.len() as u64).to_le_bytes());
         header[AT_ITEMS..AT_PROBES].copy_from_slice(&scan.items.to_le_bytes());
         for (k, probe) in probes(self.hasher()).iter().enumerate() {
@@ -454,6 +457,7 @@ fn decode<S: BuildHasher>(
     }
 
     check_header(&header, &words)?;
+    check_words(&words)?;
     let recorded = (0..PROBES).map(|k| read_u64(&header, AT_PROBES + 8 * k));
     for (probe, (expected, found)) in recorded.zip(probes(&hasher)).enumerate() {
         if expected != found {
@@ -508,6 +512,17 @@ fn check_header(header: &[u8; HEADER_LEN], words: &[u64]) -> Result<(), LoadErro
             expected: format!("{occupied}, the number of occupied lanes"),
             found: items,
         });
+    }
+    Ok(())
+}
+
+/// That no lane holds 0xFFFF: this crate never writes it, and the table relies on no bucket word
+/// being `bucket::UNUSED_WORD`.
+fn check_words(words: &[u64]) -> Result<(), LoadError> {
+    for (bucket, &word) in words.iter().enumerate() {
+        if let Some(lane) = bucket::reserved_lane(word) {
+            return Err(LoadError::ReservedFingerprint { bucket: bucket as u64, lane: lane as u8 });
+        }
     }
     Ok(())
 }

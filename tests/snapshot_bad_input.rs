@@ -171,7 +171,8 @@ fn random_bytes_are_refused_without_panicking() {
 }
 
 /// Random bucket words behind a valid header whose item count matches and whose checksum is
-/// right: not something this crate writes, but a well-formed snapshot, which loads.
+/// right: not something this crate writes, but a well-formed snapshot, which loads. (Lanes are
+/// 0 or a fingerprint, `1..=0xFFFE`; 0xFFFF is refused, see below.)
 #[test]
 fn any_well_formed_words_load() {
     let mut rng = StdRng::seed_from_u64(13);
@@ -180,10 +181,10 @@ fn any_well_formed_words_load() {
         let mut bytes = template.clone();
         let mut lanes = 0u64;
         for b in 0..16 {
-            let mut word: u64 = rng.random();
+            let mut word = 0u64;
             for lane in 0..4 {
-                if rng.random_bool(0.3) {
-                    word &= !(0xFFFF << (16 * lane));
+                if rng.random_bool(0.7) {
+                    word |= rng.random_range(1..=0xFFFEu64) << (16 * lane);
                 }
             }
             lanes += (0..4).filter(|l| (word >> (16 * l)) & 0xFFFF != 0).count() as u64;
@@ -195,6 +196,47 @@ fn any_well_formed_words_load() {
         assert_eq!(filter.len() as u64, lanes);
         assert_eq!(filter.to_bytes(), bytes);
         filter.insert(&1u64).ok(); // and the filter works
+    }
+}
+
+/// A lane holding 0xFFFF, which no fingerprint is, in an otherwise well-formed snapshot (item
+/// count and checksum right): refused, naming the bucket and the lowest such lane.
+#[test]
+fn a_lane_holding_0xffff_is_refused() {
+    let valid = small();
+    let word_at = |bytes: &[u8], bucket: usize| {
+        u64::from_le_bytes(bytes[64 + 8 * bucket..72 + 8 * bucket].try_into().unwrap())
+    };
+    let occupied = |word: u64| (0..4).filter(|l| (word >> (16 * l)) & 0xFFFF != 0).count() as u64;
+    let mut cases = Vec::new();
+    for bucket in [0, 7, 15] {
+        for lane in 0..4 {
+            cases.push((bucket, word_at(&valid, bucket) | 0xFFFF << (16 * lane), lane));
+        }
+    }
+    cases.push((3, 0xFFFF_0000_FFFF_0000, 1));
+    cases.push((5, u64::MAX, 0));
+    for (bucket, word, lane) in cases {
+        let mut bytes = valid.clone();
+        set_u64(&mut bytes, 64 + 8 * bucket, word);
+        let items = (0..16).map(|b| occupied(word_at(&bytes, b))).sum();
+        set_u64(&mut bytes, 24, items);
+        reseal(&mut bytes);
+        for result in [load(&bytes), stream(&bytes)] {
+            let Err(err) = result else { panic!("{word:#x} in bucket {bucket} loaded") };
+            assert!(
+                matches!(err, LoadError::ReservedFingerprint { bucket: b, lane: l }
+                    if b == bucket as u64 && l == lane),
+                "{word:#x} in bucket {bucket}: {err:?}"
+            );
+            assert_eq!(
+                err.to_string(),
+                format!(
+                    "invalid cuckoo filter snapshot: expected fingerprints in 0x0001..=0xfffe or \
+                     0 for an empty lane, found 0xffff in lane {lane} of bucket {bucket}"
+                )
+            );
+        }
     }
 }
 
@@ -231,11 +273,11 @@ fn header_fields_at_extremes_are_refused() {
             &|e| matches!(e, LoadError::BadMagic { found } if found[..] == magic),
         );
     }
-    for version in [0u16, 2, 0x0100, u16::MAX] {
+    for version in [0u16, 1, 3, 0x0100, u16::MAX] {
         check(
             "version",
             &|b| b[8..10].copy_from_slice(&version.to_le_bytes()),
-            &|e| matches!(e, LoadError::UnsupportedVersion { found, supported: 1 } if *found == version),
+            &|e| matches!(e, LoadError::UnsupportedVersion { found, supported: 2 } if *found == version),
         );
     }
     for (bits, lanes) in

@@ -1,25 +1,28 @@
-//! The committed golden snapshot `tests/data/golden-v1.bin` must keep loading, with the same
+//! The committed golden snapshot `tests/data/golden-v2.bin` must keep loading, with the same
 //! contents: a change to the format, the checksum, the probe keys or the mapping from hashes to
 //! buckets and fingerprints breaks every saved filter, and fails here first.
 //!
-//! The file was written by `cargo run --example golden_snapshot` (see `FORMAT.md`).
+//! The file was written by `cargo run --example golden_snapshot` (see `FORMAT.md`). The version 1
+//! file `tests/data/golden-v1.bin`, from the same filter before the hash was mixed, must be
+//! refused: it maps items differently, so loading it would answer false negatives.
 
 mod snapshot_common;
 
 use lockfree_cuckoo::{CuckooFilter, LoadError};
 use snapshot_common::{golden_present, golden_removed, Fnv, GOLDEN_BUCKETS, GOLDEN_DUP};
 
-const GOLDEN: &[u8] = include_bytes!("data/golden-v1.bin");
+const GOLDEN: &[u8] = include_bytes!("data/golden-v2.bin");
+const GOLDEN_V1: &[u8] = include_bytes!("data/golden-v1.bin");
 
 fn u64_at(at: usize) -> u64 {
     u64::from_le_bytes(GOLDEN[at..at + 8].try_into().unwrap())
 }
 
 #[test]
-fn golden_v1_header_is_as_specified() {
+fn golden_v2_header_is_as_specified() {
     assert_eq!(GOLDEN.len(), 72 + 8 * GOLDEN_BUCKETS);
     assert_eq!(&GOLDEN[..8], b"\x89CUCKOO\n");
-    assert_eq!(&GOLDEN[8..10], [1, 0], "format version 1, little-endian");
+    assert_eq!(&GOLDEN[8..10], [2, 0], "format version 2, little-endian");
     assert_eq!(GOLDEN[10], 16, "fingerprint bits");
     assert_eq!(GOLDEN[11], 4, "lanes a bucket");
     assert_eq!(&GOLDEN[12..16], [0; 4], "flags");
@@ -40,7 +43,7 @@ fn golden_v1_header_is_as_specified() {
 }
 
 #[test]
-fn golden_v1_loads_with_its_contents() {
+fn golden_v2_loads_with_its_contents() {
     let filter = CuckooFilter::from_bytes_with_hasher(GOLDEN, Fnv).expect("golden file loads");
     assert_eq!(filter.bucket_count(), GOLDEN_BUCKETS);
     assert_eq!(filter.len(), 102);
@@ -62,13 +65,29 @@ fn golden_v1_loads_with_its_contents() {
 }
 
 #[test]
-fn golden_v1_saves_back_byte_for_byte() {
+fn golden_v2_saves_back_byte_for_byte() {
     let filter = CuckooFilter::from_bytes_with_hasher(GOLDEN, Fnv).unwrap();
     assert_eq!(filter.to_bytes(), GOLDEN);
 }
 
 #[test]
-fn golden_v1_refuses_another_hasher() {
+fn golden_v2_refuses_another_hasher() {
     let err = CuckooFilter::from_bytes(GOLDEN).unwrap_err();
     assert!(matches!(err, LoadError::HasherMismatch { probe: 0, .. }), "{err}");
+}
+
+#[test]
+fn golden_v1_is_refused_as_an_unsupported_version() {
+    assert_eq!(&GOLDEN_V1[8..10], [1, 0], "format version 1, little-endian");
+    let loaded = CuckooFilter::from_bytes_with_hasher(GOLDEN_V1, Fnv);
+    let streamed = CuckooFilter::read_from_with_hasher(GOLDEN_V1, Fnv);
+    for result in [loaded, streamed] {
+        let err = result.unwrap_err();
+        assert!(matches!(err, LoadError::UnsupportedVersion { found: 1, supported: 2 }), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            "unsupported cuckoo filter snapshot format version: expected 2 (the only version \
+             this build reads), found 1"
+        );
+    }
 }

@@ -114,7 +114,7 @@ impl Size {
         let ours = lockfree_cuckoo::CuckooFilter::with_capacity(n);
         let lanes = ours.bucket_count() * 4;
         let fill = (lanes as f64 * 0.90) as usize;
-        let fp = 8.0 * (n as f64 / lanes as f64) / 65535.0;
+        let fp = 8.0 * (n as f64 / lanes as f64) / 65532.0;
         // Cache-resident: a query stream that stays in L2 beside the table; DRAM: 32 MiB.
         let len = if n < 1_000_000 { 1 << 14 } else { 1 << 22 };
         let queries = PERCENTS.map(|p| peers::queries(len, fill, p, u64::from(p) + 7));

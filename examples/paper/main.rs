@@ -221,7 +221,7 @@ fn main() -> ExitCode {
         // also sized for ours' measured false-positive rate (or its expected one if the
         // queries found none), to show what the same job costs it in space.
         let same_items = Plan { stop_at: Some(ours.items), ..plan.clone() };
-        let fpr = if ours.fpr > 0.0 { ours.fpr } else { 8.0 * results[0].max_load / 65535.0 };
+        let fpr = if ours.fpr > 0.0 { ours.fpr } else { 8.0 * results[0].max_load / 65532.0 };
         let n = capacity as usize;
 
         results.push(run("cuckoofilter", &mut Serial(CfSip::new(n)), &plan));

@@ -70,7 +70,8 @@ pub(crate) fn golden_removed() -> impl Iterator<Item = u64> {
 /// A string inserted three times into the golden filter.
 pub(crate) const GOLDEN_DUP: &str = "three times";
 
-/// The filter whose snapshot is `tests/data/golden-v1.bin`: 32 buckets, the [`Fnv`] hasher,
+/// The filter whose snapshot is `tests/data/golden-v2.bin` (and, written by a version 1 build,
+/// `golden-v1.bin`): 32 buckets, the [`Fnv`] hasher,
 /// single-threaded and therefore deterministic.
 pub(crate) fn golden_filter() -> CuckooFilter<Fnv> {
     let filter = CuckooFilter::builder().bucket_count(GOLDEN_BUCKETS).hasher(Fnv).build();
