@@ -575,3 +575,34 @@ fn m17_snapshot_vs_move_and_move_back() {
         &["1 copies, 0 captured", "1 copies, 1 captured"],
     );
 }
+
+/// Model 18: a snapshot, the insert of N moving A from bucket 1 into bucket 2 (A's pair {1, 2}:
+/// stripe 1), and a remove of Z (pair {2, 0}: stripe 0) from bucket 2. The scan starts on
+/// stripe 0 before stripe 1, so Z's remover can see the scan running before A's move has
+/// announced on stripe 1; if it captured bucket 2 then, without A's copy-in, and the move then
+/// removed A's source copy uncaptured, the snapshot would hold A nowhere.
+#[test]
+fn m18_snapshot_vs_relocation_and_other_stripe_remove() {
+    let expected = ["1 copies, 0 captured", "1 copies, 1 captured", "2 copies, 1 captured"];
+    explore("m18_snapshot_vs_relocation_and_other_stripe_remove", &expected, |seen| {
+        let (x, a_home, b_dest) = (0, 1, 2);
+        let filter = table(3, 1);
+        let mut items = Items::default();
+        let a = items.pick(&filter, a_home, b_dest);
+        let z = items.pick(&filter, b_dest, x);
+        assert!(a.insert(&filter) && z.insert(&filter));
+        items.fill(&filter, a_home, 3);
+        items.fill(&filter, x, 4);
+        items.fill(&filter, b_dest, 2);
+        let n = items.pick(&filter, a_home, x);
+        let mover = spawn(&filter, move |f| n.insert(f));
+        let remover = spawn(&filter, move |f| z.remove(f));
+        let mut bytes = Vec::new();
+        let info = filter.write_to(&mut bytes).unwrap();
+        assert!(mover.join().unwrap() && remover.join().unwrap());
+        let loaded = CuckooFilter::from_bytes(&bytes).unwrap();
+        let copies = a.count(&loaded);
+        assert!(copies >= 1, "the snapshot lost A: {info:?}");
+        seen.record(format!("{copies} copies, {} captured", info.captured_by_writers));
+    });
+}

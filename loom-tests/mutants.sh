@@ -153,6 +153,11 @@ scan_start_relaxed() {
 writer_skips_capture() {
     mutate announce_removal 1 "self.scan.capture(scan, index, &self.buckets[index]);" ""
 }
+# A writer that captures as soon as it sees the scan on its stripe, before the scan has started on
+# every stripe (no READY step).
+capture_before_ready() {
+    mutate_scan capture 1 "(state >> 32) as u32 == id && state & READY != 0" "(state >> 32) as u32 == id"
+}
 # The announcement without its Acquire half: the capture need not see what preceded the start.
 bump_release_only() {
     mutate announce_removal 1 "fetch_add(VERSION_BUMP, Ordering::AcqRel)" \
@@ -177,6 +182,7 @@ mutants=(
     "scan_unpublished|scan not published on the stripes (a plain pass nobody helps)"
     "scan_start_relaxed|scan's start on the stripes Relaxed"
     "writer_skips_capture|writer removes without capturing for the scan"
+    "capture_before_ready|writer captures before the scan started on every stripe"
 )
 
 # run_suite LOG: runs the suite in the scratch copy; prints the failing models, comma-separated.

@@ -12,39 +12,45 @@
 //! *captured* when a CAS replaces that with a word read from the bucket; the first capture wins
 //! and the copy never changes after.
 //!
-//! 1. **Start.** The scan publishes its copy in the table's [`ScanSlot`], then adds its id to
-//!    the low half of every version stripe (`S_s` on stripe `s`, an AcqRel RMW).
+//! 1. **Start.** The scan publishes its copy in the table's [`ScanSlot`] and opens the slot with
+//!    its id, then adds the id to the low half of every version stripe (`S_s` on stripe `s`, an
+//!    AcqRel RMW), then marks the slot [`READY`] (an AcqRel RMW on the slot's state).
 //! 2. **Pass.** It captures every bucket in index order.
 //! 3. **Writers.** Every removal is announced by an AcqRel RMW on its pair's stripe (parent
 //!    module, invariant 3), which returns the stripe's previous value. If that shows the scan's
-//!    id, the remover captures the bucket before its removal CAS.
+//!    id, the writer enters the slot (an AcqRel RMW on its state) and, if the slot is ready,
+//!    captures the bucket before its removal CAS; either way it leaves (a Release RMW).
 //! 4. **End.** It takes its id off every stripe, closes the slot, and waits until no writer is
-//!    inside a capture; then the copy is final.
+//!    inside; then the copy is final.
 //!
 //! # Why nothing present at the start is lost
 //!
-//! Take one bucket pair, its stripe `s`, and an item whose insert happened-before the scan.
-//! Follow its copy as in the parent module: each removal that takes it is announced after the add
-//! of the next copy.
+//! Take an item whose insert happened-before the scan, and follow its copy as in the parent
+//! module: each removal that takes it is announced after the add of the next copy. Call a removal
+//! *early* if it did not capture: its announcement preceded `S_s` on its stripe, or it entered
+//! the slot before `READY`. Either way its announcement happens-before `READY`: `S_s` reads the
+//! announcement or a later RMW of its release sequence (every write of a stripe is an RMW), and
+//! `READY` likewise reads the writer's Release entry or a later RMW of the slot's state. So the add
+//! of the next copy happens-before `READY`, hence before the pass and before every capture, which
+//! enters after `READY`. Whoever captures the next copy's bucket reads a word that contains that
+//! add or something later in the bucket's history.
 //!
-//! - A removal announced **before `S_s`** (its bump precedes `S_s` in the stripe's modification
-//!   order): `S_s` reads that bump or a later RMW of its release sequence, so the add of the next
-//!   copy happens-before `S_s`, and so before the pass and before every capture made by a writer
-//!   whose bump reads `S_s` or later (those bumps are RMWs after `S_s`, so `S_s` synchronises with
-//!   them). Whoever captures the next copy's bucket reads a word that contains that add or
-//!   something later in the bucket's history.
-//! - A removal announced **after `S_s`** and before the end captures its bucket before it removes:
-//!   the capture reads the bucket before the removal (program order), or loses the CAS to an
-//!   earlier capture whose release CAS it acquires, so that capture's read too happens-before the
-//!   removal and read the bucket before it. If the remover found the slot closed, the scan had
-//!   ended; closing the slot is an RMW the remover's entry RMW reads, so the whole pass
-//!   happens-before the removal. A removal announced after the end likewise comes after the pass.
+//! Every other removal during the scan captures its bucket first: the capture reads the bucket
+//! before the removal (program order), or loses the CAS to an earlier capture whose release CAS
+//! it acquires, so that capture's read too happens-before the removal. A removal whose writer
+//! enters after the slot closed comes after the pass: closing is an RMW that the entry reads, so
+//! the pass happens-before the removal; a removal announced after the id left its stripe
+//! likewise.
 //!
 //! So each capture of a bucket holding the item's current copy reads it before any removal that
-//! takes it, and the copy of the first copy's bucket is read after that copy's put: by induction
-//! along the chain, some captured word holds the item. A relocation in flight may be captured in
-//! both buckets, and a remove during the scan may be captured before it took its copy: a snapshot
-//! may hold a surplus copy, never fewer.
+//! takes it, and the capture of the first copy's bucket reads it after that copy's put: by
+//! induction along the chain of copies, some captured word holds the item. The `READY` step
+//! matters: without it, a writer that saw the id on an early stripe could capture a bucket before
+//! the scan started on a later stripe, and miss a copy-in whose relocation announced on that later
+//! stripe just before the start and then removed the source without capturing.
+//!
+//! A relocation in flight may be captured in both buckets, and a remove during the scan may be
+//! captured before it took its copy: a snapshot may hold a surplus copy, never fewer.
 //!
 //! # Progress
 //!
@@ -61,6 +67,9 @@ use crate::sync::{self, AtomicBool, AtomicPtr, AtomicU64, Ordering};
 
 use super::Table;
 
+/// In a [`ScanSlot`]'s state: the scan has started on every stripe, and writers may capture.
+const READY: u64 = 1 << 31;
+
 /// The low half of a version stripe: the id of the running scan, 0 when none runs.
 #[inline]
 pub(super) fn id_in(stripe: u64) -> u32 {
@@ -72,8 +81,8 @@ pub(super) fn id_in(stripe: u64) -> u32 {
 pub(super) struct ScanSlot {
     /// Claimed by the scan that runs; one at a time.
     busy: AtomicBool,
-    /// The running scan's id in the high half (0: the slot is closed); in the low half, writers
-    /// inside [`capture`](Self::capture).
+    /// The running scan's id in the high half (0: the slot is closed), [`READY`], and below it
+    /// the writers inside [`capture`](Self::capture).
     state: AtomicU64,
     /// The running scan's copy, as long as the table has buckets.
     words: AtomicPtr<AtomicU64>,
@@ -98,19 +107,21 @@ impl ScanSlot {
     /// running and nobody captured the bucket yet. The caller is about to remove a fingerprint
     /// from the bucket, and its announcement read `id` on the pair's stripe.
     pub(super) fn capture(&self, id: u32, index: usize, bucket: &AtomicU64) {
-        // Acquire: pairs with the Release opening of the slot in `scan`, which published the copy.
-        let state = self.state.fetch_add(1, Ordering::Acquire);
-        if (state >> 32) as u32 == id {
-            // Relaxed: the Acquire entry above already shows the pointer stored before the
-            // slot opened.
+        // AcqRel. Acquire: pairs with the AcqRel `READY` in `scan`, so a capture sees everything
+        // before the scan's start on every stripe. Release: if the scan is not ready yet, this
+        // writer removes without capturing, and `READY` (an RMW later in this word's order)
+        // acquires this entry, so what preceded the writer's announcement precedes the pass.
+        let state = self.state.fetch_add(1, Ordering::AcqRel);
+        if (state >> 32) as u32 == id && state & READY != 0 {
+            // Relaxed: the entry above already shows the pointer stored before the slot opened.
             let words = self.words.load(Ordering::Relaxed);
             // SAFETY: the slot is open for scan `id`, whose copy `words` points to: a live
             // allocation of one `AtomicU64` per bucket, and `index` is a bucket number. The scan
             // frees it only after closing the slot and seeing no writer inside (our exit below
             // happens after this use).
             let slot = unsafe { &*words.add(index) };
-            // Relaxed: the announcement that read the scan's start already orders this read
-            // after everything before that start, and program order keeps it before our removal.
+            // Relaxed: the entry above orders this read after everything before the scan became
+            // ready, and program order keeps it before our removal.
             let word = bucket.load(Ordering::Relaxed);
             // Release on success: a writer whose CAS fails on this capture, and the scan's own
             // pass, acquire it, so our read happens-before their removals. Acquire on failure:
@@ -180,11 +191,17 @@ impl Table {
         // Release: publishes the pointer to writers whose Acquire entry in `capture` reads this.
         slot.state.fetch_add(u64::from(id) << 32, Ordering::Release);
         for stripe in self.versions.iter() {
-            // AcqRel: Acquire, so everything before the removals announced earlier on this
-            // stripe (their successor copies) is visible to the pass; Release, so it is also
-            // visible to the captures of writers whose announcements read this start.
+            // AcqRel. Acquire: everything before the removals announced earlier on this stripe
+            // (their successor copies) is visible to the pass and, through `READY`, to every
+            // capture. Release: a writer whose announcement reads this enters the slot after it
+            // opened.
             stripe.fetch_add(u64::from(id), Ordering::AcqRel);
         }
+        // AcqRel. Acquire: pairs with the Release entries of writers that saw the scan on their
+        // stripe before this, and removed without capturing: what preceded their announcements
+        // is visible to the pass. Release: pairs with the Acquire entries of writers that see
+        // this and capture: the starts on every stripe happen-before their captures.
+        slot.state.fetch_or(READY, Ordering::AcqRel);
         for (i, (bucket, copy)) in self.buckets.iter().zip(words.iter()).enumerate() {
             // Relaxed: the starts above order this read after everything announced before them.
             let word = bucket.load(Ordering::Relaxed);
@@ -199,7 +216,7 @@ impl Table {
         }
         // AcqRel: closes the slot; a writer whose entry reads this leaves without capturing, and
         // the pass happens-before its removal.
-        slot.state.fetch_sub(u64::from(id) << 32, Ordering::AcqRel);
+        slot.state.fetch_sub(u64::from(id) << 32 | READY, Ordering::AcqRel);
         // Acquire: pairs with the Release exits in `capture`: every capture made is visible now.
         while slot.state.load(Ordering::Acquire) as u32 != 0 {
             sync::yield_now();
