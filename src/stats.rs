@@ -210,8 +210,9 @@ pub struct Stats {
     pub path_retries: u64,
     /// Inserts that returned [`InsertError::Full`](crate::InsertError::Full).
     pub refused_inserts: u64,
-    /// Lookups that saw relocations under them on every validation attempt and answered `true`
-    /// without proof (a rare extra false positive, never a false negative).
+    /// Lookups that saw removals (relocations or removes) in their bucket pair on every
+    /// validation attempt and answered `true` without proof (a rare extra false positive, never a
+    /// false negative).
     pub conservative_lookups: u64,
     /// Extra copies removed after two relocations (or a relocation and a remove) raced for the
     /// same fingerprint.

@@ -104,16 +104,17 @@ pub(crate) const DEFAULT_LOOKUP_RETRIES: u32 = 8;
 /// half holds the id of a running snapshot scan (0 when none runs).
 const VERSION_BUMP: u64 = 1 << 32;
 
-/// Buckets a version stripe covers, and the most stripes a table has: 4 KiB of stripes stays in
-/// L1 for lookups (and keeps small tables near 2.2 bytes an item), and a removal makes an
-/// unrelated lookup retry only if it lands on the same stripe within the lookup's few
-/// nanoseconds. Under loom every bucket has its own stripe, so that a model can tell a pair's
+/// Buckets a version stripe covers, and the most stripes a table has. Small tables keep few
+/// stripes (2.2 bytes an item at 100,000 items); a large table gets up to 64 KiB of them, so that
+/// the announcements of two threads' removals rarely write a cache line the other thread's
+/// lookups are reading. A removal makes an unrelated lookup retry only if it lands on the same
+/// stripe within the lookup's few nanoseconds. Under loom every bucket has its own stripe, so that a model can tell a pair's
 /// stripe from its first bucket's.
 #[cfg(not(loom))]
 const BUCKETS_PER_VERSION: usize = 128;
 #[cfg(loom)]
 const BUCKETS_PER_VERSION: usize = 1;
-const MAX_VERSION_STRIPES: usize = 1 << 9;
+const MAX_VERSION_STRIPES: usize = 1 << 13;
 
 #[derive(Debug)]
 pub(crate) struct Table {
@@ -379,9 +380,9 @@ impl Table {
         // AcqRel. Release: whatever this thread did before (a relocation's copy-in, an earlier
         // insert) is visible to a reader whose first stripe load reads this bump or a later
         // one; pairs with the Acquire stripe loads of `contains`, `contains_retry` and
-        // `take_validated`. Acquire: if this reads a scan's start on the stripe, everything
-        // before that start is visible to the capture below; pairs with the AcqRel start in
-        // `scan`.
+        // `take_validated`, and with the AcqRel start of a scan (`scan`). Acquire: if this reads
+        // a scan's end on the stripe, the scan's whole pass happens-before our removal; pairs
+        // with the AcqRel end in `scan`.
         let previous = version.fetch_add(VERSION_BUMP, Ordering::AcqRel);
         let scan = scan::id_in(previous);
         if scan != 0 {
