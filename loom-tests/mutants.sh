@@ -158,12 +158,6 @@ writer_skips_capture() {
 capture_before_ready() {
     mutate_scan capture 1 "(state >> 32) as u32 == id && state & READY != 0" "(state >> 32) as u32 == id"
 }
-# The announcement without its Acquire half: the capture need not see what preceded the start.
-bump_release_only() {
-    mutate announce_removal 1 "fetch_add(VERSION_BUMP, Ordering::AcqRel)" \
-        "fetch_add(VERSION_BUMP, Ordering::Release)"
-}
-
 mutants=(
     "remove_unannounced|remove and surplus removal without their announcement"
     "relocation_unannounced|relocation's removal without its announcement"
@@ -174,7 +168,6 @@ mutants=(
     "take_validated_first_load_relaxed|take_validated's first version load Relaxed"
     "take_bucket_load_relaxed|take's bucket load Relaxed (what take_validated's second version load rests on)"
     "bump_relaxed|announcement Relaxed"
-    "bump_release_only|announcement Release only (no Acquire half)"
     "removal_cas_relaxed|removal CAS Relaxed"
     "reader_bucket_loads_relaxed|reader's bucket loads Relaxed, no fence"
     "surplus_unvalidated|surplus removal without validation"
