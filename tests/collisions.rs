@@ -437,15 +437,29 @@ fn table(buckets: usize) -> CuckooFilter {
 /// collider moves it back the same way once the away bucket is full. Readers look the stable
 /// fingerprint up through both buckets (both read orders).
 fn colliding_lookups(duration: Duration) {
+    lookups_against_colliders("colliding_lookups", duration, |c| {
+        [[c.home, c.away], [c.away, c.home]]
+    });
+}
+
+/// A collision placed with full fillers in both buckets, two colliders running the loops that
+/// `loops` gives, and four readers of the stable fingerprint in both read orders; then exact
+/// counts.
+fn lookups_against_colliders(
+    name: &str,
+    duration: Duration,
+    loops: impl FnOnce(&Collision) -> [[Item; 2]; 2],
+) {
     let filter = table(64);
     let mut picker = Picker::default();
     let c = picker.collision(&filter, 32..64, |_, away| away < 32);
     c.place(&filter, FULL, FULL);
     let stable = [c.home, c.away];
     let tally = Tally::new(duration);
+    let [first, second] = loops(&c);
     std::thread::scope(|s| {
-        s.spawn(|| collider(&filter, &tally, &[c.home, c.away], 0));
-        s.spawn(|| collider(&filter, &tally, &[c.away, c.home], 0));
+        s.spawn(|| collider(&filter, &tally, &first, 0));
+        s.spawn(|| collider(&filter, &tally, &second, 0));
         for r in 0..4 {
             let (filter, tally, stable) = (&filter, &tally, &stable);
             s.spawn(move || reader(filter, tally, stable, r));
@@ -453,7 +467,7 @@ fn colliding_lookups(duration: Duration) {
     });
     let expected = [(c.home, 1), (c.home_filler, FULL), (c.away_filler, FULL)];
     let problems = final_counts(&filter, &expected, 1 + 2 * FULL);
-    tally.finish("colliding_lookups", &filter, problems);
+    tally.finish(name, &filter, problems);
 }
 
 #[test]
@@ -474,23 +488,9 @@ fn colliding_lookups_long() {
 /// copy in the first bucket), a move with no relocation. A relocator puts the copy back: it
 /// fills the second bucket, and the insert's path relocates the key to its first bucket.
 fn same_key_lookups(duration: Duration) {
-    let filter = table(64);
-    let mut picker = Picker::default();
-    let c = picker.collision(&filter, 32..64, |_, away| away < 32);
-    c.place(&filter, FULL, FULL);
-    let stable = [c.home, c.away];
-    let tally = Tally::new(duration);
-    std::thread::scope(|s| {
-        s.spawn(|| collider(&filter, &tally, &[c.home, c.away_filler], 0));
-        s.spawn(|| collider(&filter, &tally, &[c.away_filler, c.home], 0));
-        for r in 0..4 {
-            let (filter, tally, stable) = (&filter, &tally, &stable);
-            s.spawn(move || reader(filter, tally, stable, r));
-        }
+    lookups_against_colliders("same_key_lookups", duration, |c| {
+        [[c.home, c.away_filler], [c.away_filler, c.home]]
     });
-    let expected = [(c.home, 1), (c.home_filler, FULL), (c.away_filler, FULL)];
-    let problems = final_counts(&filter, &expected, 1 + 2 * FULL);
-    tally.finish("same_key_lookups", &filter, problems);
 }
 
 #[test]
