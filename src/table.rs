@@ -83,8 +83,10 @@
 //!
 //! A snapshot scan ([`scan`]) publishes itself in the low half of every version stripe. A
 //! removal's bump returns the stripe's previous value, so the remover knows whether a scan began
-//! before its announcement; if one did, it copies the bucket into the scan before it takes the
-//! fingerprint out. The argument is in the `scan` module.
+//! before its announcement; if one did, and the scan has started on every stripe, it copies the
+//! bucket into the scan before it takes the fingerprint out. The argument is in the `scan`
+//! module. A scan's start and end change every stripe's value, so a lookup that straddles one
+//! validates once more; lookups never take part otherwise.
 
 mod scan;
 
