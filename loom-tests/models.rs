@@ -1,4 +1,4 @@
-//! loom models of the concurrent protocol in `src/table.rs` (issue 3).
+//! loom models of the concurrent protocol in `src/table/`.
 //!
 //! Each model builds a tiny table through the hidden builder options, crafts items whose
 //! fingerprints and buckets force the exact relocations it needs, and races the crate's real

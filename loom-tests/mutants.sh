@@ -2,7 +2,7 @@
 # Shows that the loom suite catches each known protocol bug: applies one deliberate breakage at a
 # time to a scratch copy of the crate, runs the suite there and prints a Markdown table of
 # breakage -> failing models. Exits non-zero if any breakage goes uncaught, if the unbroken copy
-# fails, or if a breakage's pattern no longer matches src/table.rs or src/table/scan.rs (so it
+# fails, or if a breakage's pattern no longer matches the protocol's files in src/table/ (so it
 # cannot rot silently).
 #
 # Usage: loom-tests/mutants.sh   (LOOM_MAX_PREEMPTIONS defaults to 2, as in CI)
@@ -18,10 +18,9 @@ export LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-2}"
 
 # -m: fresh mtimes, or cargo could take a stale binary from the shared target dir as up to date.
 tar -C "$root" --exclude=./target --exclude=./.git -cf - . | tar -C "$scratch" -xmf -
-table="$scratch/src/table.rs"
+table="$scratch/src/table/mod.rs"
 scan="$scratch/src/table/scan.rs"
-cp "$table" "$scratch/table.rs.orig"
-cp "$scan" "$scratch/scan.rs.orig"
+cp -r "$scratch/src/table" "$scratch/table.orig"
 
 # mutate_in FILE FUNCTION COUNT OLD NEW: within the body of `fn FUNCTION(` in FILE (up to its
 # closing brace at method indent), replaces the literal OLD, which must occur exactly COUNT times
@@ -203,8 +202,8 @@ echo "|---|---|"
 uncaught=0
 for entry in "${mutants[@]}"; do
     name="${entry%%|*}"
-    cp "$scratch/table.rs.orig" "$table"
-    cp "$scratch/scan.rs.orig" "$scan"
+    rm -rf "$scratch/src/table"
+    cp -r "$scratch/table.orig" "$scratch/src/table"
     "$name"
     caught="$(run_suite "$scratch/$name.log")"
     if [[ -z "$caught" ]]; then

@@ -55,7 +55,8 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// ```
     pub fn contains_batch<T: Hash>(&self, items: &[T], out: &mut [bool]) {
         assert_eq!(items.len(), out.len(), "contains_batch: items and out differ in length");
-        pipelined(self.table(), |i| self.slots_of_hash(self.hasher().hash_one(&items[i])), out);
+        let slots_at = |i: usize| self.slots_of_hash(self.hasher().hash_one(&items[i]));
+        lookups(self.table(), slots_at, out);
     }
 
     /// [`contains_batch`](Self::contains_batch) for precomputed hashes; see
@@ -82,7 +83,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// ```
     pub fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) {
         assert_eq!(hashes.len(), out.len(), "contains_hash_batch: hashes and out differ in length");
-        pipelined(self.table(), |i| self.slots_of_hash(hashes[i]), out);
+        lookups(self.table(), |i| self.slots_of_hash(hashes[i]), out);
     }
 }
 
@@ -108,66 +109,54 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// assert!(keys.iter().all(|k| filter.contains(k)));
     ///
     /// // A full filter stops the batch at the first item it refuses.
-    /// let tiny = CuckooFilter::builder().bucket_count(1).build();
-    /// let stored = tiny.insert_batch(&[1u8, 2, 3, 4, 5, 6, 7, 8, 9]);
-    /// assert!(stored < 9);
+    /// let tiny = CuckooFilter::with_capacity(8);
+    /// let many: Vec<u32> = (0..1_000).collect();
+    /// let stored = tiny.insert_batch(&many);
+    /// assert!(stored < many.len());
     /// assert_eq!(tiny.len(), stored);
     /// ```
     #[must_use = "fewer items than given were inserted when the filter is full"]
     pub fn insert_batch<T: Hash>(&self, items: &[T]) -> usize {
         let table = self.table();
         let slots_at = |i: usize| self.slots_of_hash(self.hasher().hash_one(&items[i]));
-        let mut ring = [Slots { fingerprint: 0, first: 0, second: 0 }; AHEAD];
-        for (i, slot) in ring.iter_mut().enumerate().take(items.len()) {
-            *slot = slots_at(i);
-            table.prefetch(*slot);
-        }
-        for i in 0..items.len() {
-            let current = ring[i % AHEAD];
-            if i + AHEAD < items.len() {
-                let next = slots_at(i + AHEAD);
-                table.prefetch(next);
-                ring[i % AHEAD] = next;
-            }
-            if table.insert(current).is_err() {
-                return i;
-            }
-        }
-        items.len()
+        pipelined(table, items.len(), slots_at, |_, slots| table.insert(slots).is_ok())
     }
 }
 
-/// Checks `out.len()` items whose slots `slots_at` gives, prefetching [`AHEAD`] items ahead.
+/// Answers `out[i] = contains(slots_at(i))` for every `i`, prefetching [`AHEAD`] items ahead.
 #[inline]
-fn pipelined(table: &Table, mut slots_at: impl FnMut(usize) -> Slots, out: &mut [bool]) {
-    let len = out.len();
+fn lookups(table: &Table, slots_at: impl FnMut(usize) -> Slots, out: &mut [bool]) {
+    pipelined(table, out.len(), slots_at, |i, slots| {
+        out[i] = table.contains(slots);
+        true
+    });
+}
+
+/// Calls `visit(i, slots_at(i))` for `i` in `0..len`, in order, with the buckets of the next
+/// [`AHEAD`] items requested from memory meanwhile. Stops at the first `i` for which `visit`
+/// returns false and returns it; returns `len` if none did.
+#[inline]
+fn pipelined(
+    table: &Table,
+    len: usize,
+    mut slots_at: impl FnMut(usize) -> Slots,
+    mut visit: impl FnMut(usize, Slots) -> bool,
+) -> usize {
     let mut ring = [Slots { fingerprint: 0, first: 0, second: 0 }; AHEAD];
     for (i, slot) in ring.iter_mut().enumerate().take(len) {
         *slot = slots_at(i);
         table.prefetch(*slot);
     }
-    for (i, answer) in out.iter_mut().enumerate() {
+    for i in 0..len {
         let current = ring[i % AHEAD];
         if i + AHEAD < len {
             let next = slots_at(i + AHEAD);
             table.prefetch(next);
             ring[i % AHEAD] = next;
         }
-        *answer = table.contains(current);
+        if !visit(i, current) {
+            return i;
+        }
     }
-}
-
-/// A hint to load the cache line of `value` (a no-op off x86_64 and under loom).
-#[inline(always)]
-pub(crate) fn prefetch<T>(value: &T) {
-    #[cfg(all(target_arch = "x86_64", not(loom)))]
-    // SAFETY: `_mm_prefetch` needs SSE, which every x86_64 CPU has. A prefetch is a hint: it
-    // never faults, writes nothing and changes no value the program can observe; the address
-    // comes from a live reference in any case. This is the crate's only `unsafe`.
-    unsafe {
-        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>((value as *const T).cast::<i8>());
-    }
-    #[cfg(not(all(target_arch = "x86_64", not(loom))))]
-    let _ = value;
+    len
 }

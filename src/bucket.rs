@@ -84,6 +84,7 @@ pub(crate) const fn reserved_lane(word: u64) -> Option<usize> {
 
 /// How many lanes of `word` hold `fingerprint`.
 #[inline]
+#[cfg(any(test, feature = "test-hooks"))]
 pub(crate) fn count(word: u64, fingerprint: u16) -> usize {
     (0..LANES).filter(|&k| lane(word, k) == fingerprint).count()
 }

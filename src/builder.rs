@@ -62,17 +62,19 @@ impl<S: BuildHasher> Builder<S> {
         }
     }
 
-    /// Low level, for model tests: use exactly `buckets` buckets (at least 1), overriding the
-    /// capacity.
-    #[doc(hidden)]
+    /// **Unstable, for tests** (feature `test-hooks`): use exactly `buckets` buckets (at least
+    /// 1), overriding the capacity.
+    #[cfg(feature = "test-hooks")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
     pub fn bucket_count(mut self, buckets: usize) -> Self {
         self.buckets = Some(buckets.max(1));
         self
     }
 
-    /// Low level, for model tests: validation attempts a lookup makes before answering `true`
-    /// without proof (default 8).
-    #[doc(hidden)]
+    /// **Unstable, for tests** (feature `test-hooks`): validation attempts a lookup makes
+    /// before answering `true` without proof (default 8).
+    #[cfg(feature = "test-hooks")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
     pub fn lookup_retries(mut self, retries: u32) -> Self {
         self.lookup_retries = retries;
         self

@@ -226,23 +226,28 @@ impl<S: BuildHasher> CuckooFilter<S> {
         self.table.remove(self.slots_of_hash(hash))
     }
 
-    /// Low level, for model tests: a hash whose primary bucket is `bucket` and whose fingerprint
-    /// is `fingerprint` (in `1..=0xFFFE`), for use with the `*_hash` methods.
-    #[doc(hidden)]
+    /// **Unstable, for tests** (feature `test-hooks`): a hash whose primary bucket is `bucket`
+    /// and whose fingerprint is `fingerprint` (in `1..=0xFFFE`), for use with the `*_hash`
+    /// methods.
+    #[cfg(feature = "test-hooks")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
     pub fn hash_for_slot(&self, bucket: usize, fingerprint: u16) -> u64 {
         hash::compose(bucket, fingerprint, self.table.bucket_count())
     }
 
-    /// Low level, for model tests: the primary bucket, alternate bucket and fingerprint of a
-    /// hash.
-    #[doc(hidden)]
+    /// **Unstable, for tests** (feature `test-hooks`): the primary bucket, alternate bucket and
+    /// fingerprint of a hash.
+    #[cfg(feature = "test-hooks")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
     pub fn slots_for_hash(&self, hash: u64) -> (usize, usize, u16) {
         let s = self.slots_of_hash(hash);
         (s.first, s.second, s.fingerprint)
     }
 
-    /// Low level, for model tests: how many copies of `fingerprint` bucket `bucket` holds.
-    #[doc(hidden)]
+    /// **Unstable, for tests** (feature `test-hooks`): how many copies of `fingerprint` bucket
+    /// `bucket` holds (a plain read).
+    #[cfg(feature = "test-hooks")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
     pub fn fingerprint_count(&self, bucket: usize, fingerprint: u16) -> usize {
         self.table.fingerprint_count(bucket, fingerprint)
     }

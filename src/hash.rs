@@ -33,6 +33,7 @@ const MIX_2: u64 = 0x94D0_49BB_1331_11EB;
 
 /// The inverse of an odd `a` modulo 2^64, by Newton's iteration: `a` is its own inverse modulo
 /// 2^3, and each step doubles the correct low bits (3, 6, 12, 24, 48, 96).
+#[cfg(any(test, feature = "test-hooks"))]
 const fn inverse(a: u64) -> u64 {
     let mut x = a;
     let mut step = 0;
@@ -56,6 +57,7 @@ pub(crate) const fn mix(mut hash: u64) -> u64 {
 
 /// The hash that [`mix`] maps to `mixed`: its steps undone in reverse order (a xor-shift by 32
 /// is its own inverse).
+#[cfg(any(test, feature = "test-hooks"))]
 const fn unmix(mut mixed: u64) -> u64 {
     mixed ^= mixed >> 32;
     mixed = mixed.wrapping_mul(inverse(MIX_2));
@@ -105,6 +107,7 @@ pub(crate) const fn slots(hash: u64, buckets: usize) -> Slots {
 
 /// A hash whose primary bucket is `bucket` and whose fingerprint is `fingerprint` (in
 /// `1..=0xFFFE`).
+#[cfg(any(test, feature = "test-hooks"))]
 pub(crate) const fn compose(bucket: usize, fingerprint: u16, buckets: usize) -> u64 {
     // The smallest 48-bit value that fastrange maps to `bucket`.
     let high = ((bucket as u128) << 48).div_ceil(buckets as u128) as u64;

@@ -77,6 +77,13 @@
 //! a different item with the same fingerprint and buckets, which then reads as absent. Remove
 //! only what you inserted, as often as you inserted it.
 
+//!
+//! # Cargo features
+//!
+//! - `test-hooks` (off by default): unstable hooks for this crate's own tests and evaluation
+//!   tools, such as crafting a hash with a given fingerprint and bucket. They are not part of the
+//!   public API and may change or disappear in any release.
+
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod batch;
@@ -85,7 +92,6 @@ mod builder;
 mod error;
 mod filter;
 mod hash;
-mod path;
 mod sizing;
 mod snapshot;
 mod stats;

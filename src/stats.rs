@@ -10,37 +10,17 @@
 
 use crossbeam_utils::CachePadded;
 
-use crate::sync::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use crate::sync::{self, AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 /// Longest cuckoo path an insert may commit, in relocations.
 pub(crate) const MAX_PATH_LEN: usize = 5;
 
 /// Stripes owned by one thread each: those of the process's first `OWNED` threads to record.
-#[cfg(not(loom))]
 const OWNED: usize = 16;
-/// Stripes shared by every other thread, chosen by bucket.
-#[cfg(not(loom))]
-const SHARED: usize = 16;
-// loom explores every atomic; one shared stripe keeps the models small.
-#[cfg(loom)]
-const OWNED: usize = 0;
-#[cfg(loom)]
-const SHARED: usize = 1;
+/// Stripes shared by every other thread, chosen by bucket. loom explores every atomic, and its
+/// threads own no stripe: one shared stripe keeps the models small.
+const SHARED: usize = if sync::MODEL_CHECKING { 1 } else { 16 };
 const STRIPES: usize = OWNED + SHARED;
-
-/// This thread's number among the threads that asked, in order of asking; `usize::MAX` while
-/// the thread is being torn down. Numbers are never reused, so a stripe indexed by one has one
-/// writer for the life of the process.
-#[cfg(not(loom))]
-#[inline]
-fn thread_number() -> usize {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    thread_local! {
-        // Relaxed: uniqueness comes from the atomic read-modify-write alone.
-        static NUMBER: usize = NEXT.fetch_add(1, Relaxed);
-    }
-    NUMBER.try_with(|n| *n).unwrap_or(usize::MAX)
-}
 
 /// Adds 1 to a counter: a plain load and store on a stripe only this thread writes, `fetch_add`
 /// on a shared one.
@@ -113,18 +93,12 @@ impl Counters {
     /// Records `event` on this thread's own stripe, or else on the shared stripe of the item
     /// whose primary bucket is `bucket`.
     #[inline]
-    // Under loom there are no owned stripes and one shared one: the comparison and the modulo
-    // are constant on purpose.
-    #[cfg_attr(loom, allow(clippy::absurd_extreme_comparisons, clippy::modulo_one))]
+    // `SHARED` is 1 when model checking: the modulo is constant there on purpose.
+    #[allow(clippy::modulo_one)]
     pub(crate) fn record(&self, bucket: usize, event: Event) {
-        #[cfg(not(loom))]
-        let number = thread_number();
-        #[cfg(loom)]
-        let number = usize::MAX;
-        let (stripe, owned) = if number < OWNED {
-            (&self.stripes[number], true)
-        } else {
-            (&self.stripes[OWNED + bucket % SHARED], false)
+        let (stripe, owned) = match sync::thread_number() {
+            Some(number) if number < OWNED => (&self.stripes[number], true),
+            _ => (&self.stripes[OWNED + bucket % SHARED], false),
         };
         let counter = match event {
             Event::Inserted { relocations } => {

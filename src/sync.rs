@@ -1,13 +1,25 @@
-//! The one door through which the crate reaches atomics and thread hints.
+//! The one door through which the crate reaches atomics, thread-locals and CPU hints.
 //!
-//! Under `--cfg loom` every atomic is loom's, so the model checker sees each access the protocol
-//! makes; otherwise they are `std`'s. No other module names `std::sync::atomic` or `loom`.
+//! Under `--cfg loom` every atomic and thread-local is loom's, so the model checker sees each
+//! access the protocol makes; otherwise they are `std`'s. No other module names
+//! `std::sync::atomic`, `thread_local!` or `loom`, and no other module carries `cfg(loom)`: what
+//! must differ under the model checker (smaller stripes, fewer counters) reads
+//! [`MODEL_CHECKING`].
 
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
 #[cfg(not(loom))]
 pub(crate) use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+
+#[cfg(loom)]
+pub(crate) use loom::thread_local;
+#[cfg(not(loom))]
+pub(crate) use std::thread_local;
+
+/// Whether the crate is built for the loom model checker (`--cfg loom`). Sizes that keep models
+/// small or let them fail (one bucket a version stripe, one counter stripe) read it.
+pub(crate) const MODEL_CHECKING: bool = cfg!(loom);
 
 /// Reads a bucket word that the caller is about to overwrite with a CAS.
 ///
@@ -60,4 +72,42 @@ pub(crate) fn yield_now() {
     loom::thread::yield_now();
     #[cfg(not(loom))]
     std::thread::yield_now();
+}
+
+/// A number unique to this thread, small for the process's first threads: numbers are handed out
+/// in the order threads first ask and never reused, so a counter stripe indexed by one has one
+/// writer for the life of the process. `None` while the thread is being torn down, and always
+/// under loom, whose model threads start afresh in every execution.
+#[inline]
+pub(crate) fn thread_number() -> Option<usize> {
+    #[cfg(loom)]
+    {
+        None
+    }
+    #[cfg(not(loom))]
+    {
+        use std::sync::atomic::AtomicUsize as StdAtomicUsize;
+        static NEXT: StdAtomicUsize = StdAtomicUsize::new(0);
+        std::thread_local! {
+            // Relaxed: uniqueness comes from the atomic read-modify-write alone.
+            static NUMBER: usize = NEXT.fetch_add(1, Ordering::Relaxed);
+        }
+        NUMBER.try_with(|n| *n).ok()
+    }
+}
+
+/// A hint to load the cache line of `value` soon (a no-op off x86_64 and under loom). It reads
+/// nothing and orders nothing.
+#[inline(always)]
+pub(crate) fn prefetch<T>(value: &T) {
+    #[cfg(all(target_arch = "x86_64", not(loom)))]
+    // SAFETY: `_mm_prefetch` needs SSE, which every x86_64 CPU has. A prefetch is a hint: it
+    // never faults, writes nothing and changes no value the program can observe; the address
+    // comes from a live reference in any case.
+    unsafe {
+        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>((value as *const T).cast::<i8>());
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(loom))))]
+    let _ = value;
 }

@@ -88,6 +88,7 @@
 //! module. A scan's start and end change every stripe's value, so a lookup that straddles one
 //! validates once more; lookups never take part otherwise.
 
+mod path;
 mod scan;
 
 pub(crate) use scan::ScannedWords;
@@ -95,9 +96,10 @@ pub(crate) use scan::ScannedWords;
 use crate::bucket;
 use crate::error::{BuildError, InsertError};
 use crate::hash::Slots;
-use crate::path::{Hop, PathSearch};
 use crate::stats::{Counters, Event, Stats};
-use crate::sync::{load_for_update, reload_for_update, AtomicU64, Ordering};
+use crate::sync::{self, load_for_update, reload_for_update, AtomicU64, Ordering};
+
+use path::{Hop, PathSearch};
 
 /// Validation attempts a lookup makes before answering `true` without proof.
 pub(crate) const DEFAULT_LOOKUP_RETRIES: u32 = 8;
@@ -112,10 +114,7 @@ const VERSION_BUMP: u64 = 1 << 32;
 /// lookups are reading. A removal makes an unrelated lookup retry only if it lands on the same
 /// stripe within the lookup's few nanoseconds. Under loom every bucket has its own stripe, so that a model can tell a pair's
 /// stripe from its first bucket's.
-#[cfg(not(loom))]
-const BUCKETS_PER_VERSION: usize = 128;
-#[cfg(loom)]
-const BUCKETS_PER_VERSION: usize = 1;
+const BUCKETS_PER_VERSION: usize = if sync::MODEL_CHECKING { 1 } else { 128 };
 const MAX_VERSION_STRIPES: usize = 1 << 13;
 
 #[derive(Debug)]
@@ -179,6 +178,7 @@ impl Table {
     }
 
     /// Copies of `fingerprint` in bucket `index` (a plain read, for tests).
+    #[cfg(feature = "test-hooks")]
     pub(crate) fn fingerprint_count(&self, index: usize, fingerprint: u16) -> usize {
         bucket::count(self.buckets[index].load(Ordering::Acquire), fingerprint)
     }
@@ -250,15 +250,15 @@ impl Table {
     /// (`batch`). Only a hint: it reads nothing and orders nothing.
     #[inline]
     pub(crate) fn prefetch(&self, slots: Slots) {
-        crate::batch::prefetch(&self.buckets[slots.first]);
-        crate::batch::prefetch(&self.buckets[slots.second]);
+        sync::prefetch(&self.buckets[slots.first]);
+        sync::prefetch(&self.buckets[slots.second]);
     }
 
     /// Stores the item: an empty lane in either bucket, else a committed cuckoo path.
     pub(crate) fn insert(&self, slots: Slots) -> Result<(), InsertError> {
         // The second bucket is needed whenever the first is full (most inserts at high load);
         // in a table larger than the cache, start loading it now rather than after the first.
-        crate::batch::prefetch(&self.buckets[slots.second]);
+        sync::prefetch(&self.buckets[slots.second]);
         if self.put(slots.first, slots.fingerprint) || self.put(slots.second, slots.fingerprint) {
             self.counters.record(slots.first, Event::Inserted { relocations: 0 });
             return Ok(());
@@ -319,7 +319,7 @@ impl Table {
     pub(crate) fn remove(&self, slots: Slots) -> bool {
         // As in `insert`: about half the items are in their second bucket, so start loading it
         // with the first.
-        crate::batch::prefetch(&self.buckets[slots.second]);
+        sync::prefetch(&self.buckets[slots.second]);
         let removed = self.take_validated(slots.fingerprint, slots.first, slots.second);
         if removed {
             self.counters.record(slots.first, Event::Removed);

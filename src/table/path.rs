@@ -1,13 +1,15 @@
 //! Breadth-first search for the shortest cuckoo path from a full item's buckets to an empty lane.
 //!
-//! The search only reads; it plans moves that [`Table::commit`](crate::table::Table) then carries
+//! The search only reads; it plans moves that [`Table::commit`](super::Table) then carries
 //! out last hop first, validating each one. Words it reads may change before the commit, which is
 //! why a plan is only a plan.
+
+use std::cell::RefCell;
 
 use crate::bucket::{self, LANES};
 use crate::hash::{alt_index, Slots};
 use crate::stats::MAX_PATH_LEN;
-use crate::sync::{AtomicU64, Ordering::Relaxed};
+use crate::sync::{self, AtomicU64, Ordering::Relaxed};
 
 /// Buckets the search may examine: both roots and four children a bucket, `MAX_PATH_LEN` deep.
 const MAX_NODES: usize =
@@ -44,32 +46,24 @@ impl PathSearch {
     /// Runs `f` with this thread's search, whose buffers then survive from one insert to the
     /// next: an insert that needs a path allocates nothing once its thread has searched before
     /// (growing the buffers from empty on every such insert cost more than the search itself).
-    /// A thread keeps at most about 90 KiB. Under loom, or if the thread's search is in use or
-    /// already destroyed, `f` gets a fresh one.
+    /// A thread keeps at most about 90 KiB. If the thread's search is in use or already
+    /// destroyed, `f` gets a fresh one.
     pub(crate) fn with_reused<R>(f: impl FnOnce(&mut PathSearch) -> R) -> R {
-        #[cfg(not(loom))]
-        {
-            use std::cell::RefCell;
-            thread_local! {
-                static SEARCH: RefCell<PathSearch> = RefCell::new(PathSearch::default());
-            }
-            let mut f = Some(f);
-            let reused = SEARCH
-                .try_with(|cell| {
-                    let mut search = cell.try_borrow_mut().ok()?;
-                    f.take().map(|f| f(&mut search))
-                })
-                .ok()
-                .flatten();
-            match (reused, f) {
-                (Some(result), _) => result,
-                (None, Some(f)) => f(&mut PathSearch::default()),
-                (None, None) => unreachable!("`f` ran but returned nothing"),
-            }
+        sync::thread_local! {
+            static SEARCH: RefCell<PathSearch> = RefCell::new(PathSearch::default());
         }
-        #[cfg(loom)]
-        {
-            f(&mut PathSearch::default())
+        let mut f = Some(f);
+        let reused = SEARCH
+            .try_with(|cell| {
+                let mut search = cell.try_borrow_mut().ok()?;
+                f.take().map(|f| f(&mut search))
+            })
+            .ok()
+            .flatten();
+        match (reused, f) {
+            (Some(result), _) => result,
+            (None, Some(f)) => f(&mut PathSearch::default()),
+            (None, None) => unreachable!("`f` ran but returned nothing"),
         }
     }
 
