@@ -1,15 +1,14 @@
 //! Bad snapshots: every byte string yields a filter or a `LoadError`, never a panic, and never
 //! an allocation larger than the input justifies. All deterministic (seeded).
 
-mod snapshot_common;
-
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::io::{self, Read};
 
 use lockfree_cuckoo::{CuckooFilter, LoadError};
 use rand::{rngs::StdRng, Rng, SeedableRng};
-use snapshot_common::{reseal, Fnv};
+
+use crate::common::{reseal, Fnv};
 
 /// The system allocator, recording the largest single allocation made by a thread while that
 /// thread asks it to (per thread, so that tests running in parallel do not disturb each other).

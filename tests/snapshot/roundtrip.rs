@@ -1,13 +1,12 @@
 //! Saving and loading filters: contents, counts, hashers, streams and errors of the writer.
 
-mod snapshot_common;
-
 use std::collections::hash_map::RandomState;
 use std::error::Error as _;
 use std::io::{self, Read, Write};
 
 use lockfree_cuckoo::{CuckooFilter, LoadError};
-use snapshot_common::Fnv;
+
+use crate::common::Fnv;
 
 fn filled(capacity: usize, items: u64) -> CuckooFilter {
     let filter = CuckooFilter::with_capacity(capacity);

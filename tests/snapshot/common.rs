@@ -1,10 +1,6 @@
-//! Shared by the snapshot tests and the golden-file generator (`examples/golden_snapshot.rs`).
-
-#![allow(dead_code)]
+//! What the snapshot tests share: a hasher specified here, and the format's checksum.
 
 use std::hash::{BuildHasher, Hasher};
-
-use lockfree_cuckoo::CuckooFilter;
 
 /// A hasher whose output is specified here and the same on every platform and build: FNV-1a
 /// over the bytes (integers little-endian), then the SplitMix64 finaliser so that the high bits
@@ -52,39 +48,6 @@ impl Hasher for FnvHasher {
     fn write_usize(&mut self, n: usize) {
         self.write(&(n as u64).to_le_bytes());
     }
-}
-
-/// Buckets of the golden filter.
-pub(crate) const GOLDEN_BUCKETS: usize = 32;
-
-/// Keys inserted into the golden filter: 0..110, every tenth removed again.
-pub(crate) fn golden_present() -> impl Iterator<Item = u64> {
-    (0..110u64).filter(|k| k % 10 != 3)
-}
-
-/// Keys inserted into the golden filter and removed again.
-pub(crate) fn golden_removed() -> impl Iterator<Item = u64> {
-    (0..110u64).filter(|k| k % 10 == 3)
-}
-
-/// A string inserted three times into the golden filter.
-pub(crate) const GOLDEN_DUP: &str = "three times";
-
-/// The filter whose snapshot is `tests/data/golden-v2.bin` (and, written by a version 1 build,
-/// `golden-v1.bin`): 32 buckets, the [`Fnv`] hasher,
-/// single-threaded and therefore deterministic.
-pub(crate) fn golden_filter() -> CuckooFilter<Fnv> {
-    let filter = CuckooFilter::builder().bucket_count(GOLDEN_BUCKETS).hasher(Fnv).build();
-    for k in 0..110u64 {
-        filter.insert(&k).expect("the golden filter fits");
-    }
-    for k in golden_removed() {
-        assert!(filter.remove(&k));
-    }
-    for _ in 0..3 {
-        filter.insert(GOLDEN_DUP).expect("the golden filter fits");
-    }
-    filter
 }
 
 /// CRC-64/XZ, bit by bit (the format's checksum), for tests that forge snapshots.

@@ -2,17 +2,51 @@
 //! contents: a change to the format, the checksum, the probe keys or the mapping from hashes to
 //! buckets and fingerprints breaks every saved filter, and fails here first.
 //!
-//! The file was written by `cargo run --example golden_snapshot` (see `FORMAT.md`). The version 1
-//! file `tests/data/golden-v1.bin`, from the same filter before the hash was mixed, must be
-//! refused: it maps items differently, so loading it would answer false negatives.
+//! The file was written by [`write_golden_file`] (see `FORMAT.md`). The version 1 file
+//! `tests/data/golden-v1.bin`, from the same filter before the hash was mixed, must be refused:
+//! it maps items differently, so loading it would answer false negatives.
 
-mod snapshot_common;
+use std::path::PathBuf;
 
 use lockfree_cuckoo::{CuckooFilter, LoadError};
-use snapshot_common::{golden_present, golden_removed, Fnv, GOLDEN_BUCKETS, GOLDEN_DUP};
 
-const GOLDEN: &[u8] = include_bytes!("data/golden-v2.bin");
-const GOLDEN_V1: &[u8] = include_bytes!("data/golden-v1.bin");
+use crate::common::{self, Fnv};
+
+const GOLDEN: &[u8] = include_bytes!("../data/golden-v2.bin");
+const GOLDEN_V1: &[u8] = include_bytes!("../data/golden-v1.bin");
+
+/// Buckets of the golden filter.
+const GOLDEN_BUCKETS: usize = 32;
+
+/// Keys inserted into the golden filter: 0..110, every tenth removed again.
+fn golden_present() -> impl Iterator<Item = u64> {
+    (0..110u64).filter(|k| k % 10 != 3)
+}
+
+/// Keys inserted into the golden filter and removed again.
+fn golden_removed() -> impl Iterator<Item = u64> {
+    (0..110u64).filter(|k| k % 10 == 3)
+}
+
+/// A string inserted three times into the golden filter.
+const GOLDEN_DUP: &str = "three times";
+
+/// The filter whose snapshot is `tests/data/golden-v2.bin` (and, written by a version 1 build,
+/// `golden-v1.bin`): 32 buckets, the [`Fnv`] hasher,
+/// single-threaded and therefore deterministic.
+fn golden_filter() -> CuckooFilter<Fnv> {
+    let filter = CuckooFilter::builder().bucket_count(GOLDEN_BUCKETS).hasher(Fnv).build();
+    for k in 0..110u64 {
+        filter.insert(&k).expect("the golden filter fits");
+    }
+    for k in golden_removed() {
+        assert!(filter.remove(&k));
+    }
+    for _ in 0..3 {
+        filter.insert(GOLDEN_DUP).expect("the golden filter fits");
+    }
+    filter
+}
 
 fn u64_at(at: usize) -> u64 {
     u64::from_le_bytes(GOLDEN[at..at + 8].try_into().unwrap())
@@ -39,7 +73,7 @@ fn golden_v2_header_is_as_specified() {
             0x53DE_EEDD_8A7B_A65A
         ]
     );
-    assert_eq!(u64_at(GOLDEN.len() - 8), snapshot_common::crc64(&GOLDEN[..GOLDEN.len() - 8]));
+    assert_eq!(u64_at(GOLDEN.len() - 8), common::crc64(&GOLDEN[..GOLDEN.len() - 8]));
 }
 
 #[test]
@@ -90,4 +124,31 @@ fn golden_v1_is_refused_as_an_unsupported_version() {
              this build reads), found 1"
         );
     }
+}
+
+/// Writes the golden file of the current format version, built by [`golden_filter`], to the path
+/// in `LFC_GOLDEN_OUT` (by default a scratch file under `target/`), and checks that it loads
+/// with its contents. Write a committed file only together with a new format version, and keep
+/// the old ones:
+///
+/// ```sh
+/// LFC_GOLDEN_OUT=tests/data/golden-v3.bin cargo test --test snapshot -- --ignored write_golden_file
+/// ```
+#[test]
+#[ignore = "writes a file; run by hand to make the golden file of a new format version"]
+fn write_golden_file() {
+    let path = std::env::var_os("LFC_GOLDEN_OUT").map_or_else(
+        || PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("golden.bin"),
+        PathBuf::from,
+    );
+    let filter = golden_filter();
+    let bytes = filter.to_bytes();
+    std::fs::write(&path, &bytes).expect("golden file written");
+    println!("wrote {} bytes, {} items, to {}", bytes.len(), filter.len(), path.display());
+
+    let loaded = std::fs::read(&path).expect("golden file read back");
+    let loaded = CuckooFilter::from_bytes_with_hasher(&loaded, Fnv).expect("golden file loads");
+    assert_eq!(loaded.len(), 102);
+    assert!(golden_present().all(|k| loaded.contains(&k)));
+    assert!(golden_removed().all(|k| !loaded.contains(&k)));
 }

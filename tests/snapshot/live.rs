@@ -4,7 +4,7 @@
 //! and whose remove had not started by the time the snapshot ended.
 //!
 //! The short variant runs by default; the long one, a million items, is for release builds:
-//! `cargo test --release --test snapshot_live -- --ignored --nocapture`.
+//! `cargo test --release --test snapshot -- --ignored --nocapture live::`.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::*};
 use std::time::{Duration, Instant};
@@ -190,7 +190,7 @@ fn live_snapshots_lose_nothing_at_a_million_items() {
 
 /// Not a check but a measurement, printed: the time to snapshot and load a million-item filter,
 /// idle and while four writers relocate, and what the snapshots cost the writers.
-/// `cargo test --release --test snapshot_live -- --ignored --nocapture snapshot_cost`
+/// `cargo test --release --test snapshot -- --ignored --nocapture live::snapshot_cost`
 #[test]
 #[ignore = "release-sized measurement; run with --release -- --ignored --nocapture"]
 fn snapshot_cost_at_a_million_items() {
