@@ -82,11 +82,21 @@ pub(crate) const fn reserved_lane(word: u64) -> Option<usize> {
     lowest_flagged_lane(zero_lane_flags(word ^ UNUSED_WORD))
 }
 
+/// How many lanes of `word` are not empty (a snapshot's item count).
+#[inline]
+pub(crate) const fn occupied(word: u64) -> usize {
+    // Per lane, the low 15 bits plus 0x7FFF carry into bit 15 exactly when they are not all
+    // zero, and never out of the lane; or-ing the word adds lanes with only bit 15 set. Exact
+    // in every lane, unlike the has-zero-lane test.
+    const LOW_15: u64 = !HIGH_BITS;
+    ((((word & LOW_15) + LOW_15) | word) & HIGH_BITS).count_ones() as usize
+}
+
 /// How many lanes of `word` hold `fingerprint`.
 #[inline]
 #[cfg(any(test, feature = "test-hooks"))]
-pub(crate) fn count(word: u64, fingerprint: u16) -> usize {
-    (0..LANES).filter(|&k| lane(word, k) == fingerprint).count()
+pub(crate) const fn count(word: u64, fingerprint: u16) -> usize {
+    LANES - occupied(word ^ broadcast(fingerprint))
 }
 
 #[cfg(test)]
@@ -121,11 +131,21 @@ mod tests {
                                 count(w, target),
                                 lanes.iter().filter(|&&x| x == target).count()
                             );
+                            assert_eq!(occupied(w), lanes.iter().filter(|&&x| x != 0).count());
                         }
                     }
                 }
             }
         }
+    }
+
+    #[test]
+    fn occupied_counts_non_zero_lanes() {
+        assert_eq!(occupied(0), 0);
+        assert_eq!(occupied(1), 1);
+        assert_eq!(occupied(0x0001_0000_0000_0000), 1);
+        assert_eq!(occupied(0xFFFF_0000_FFFF_0000), 2);
+        assert_eq!(occupied(u64::MAX), 4);
     }
 
     #[test]

@@ -76,7 +76,7 @@ pub(super) fn encode(
     scanned: &ScannedWords,
     hasher: &impl BuildHasher,
 ) -> io::Result<u64> {
-    let items = scanned.words().map(occupied_lanes).sum();
+    let items = scanned.words().map(|word| bucket::occupied(word) as u64).sum();
     let header = encode_header(scanned.len() as u64, items, hasher);
     let mut crc = checksum();
     crc.update(&header);
@@ -110,11 +110,6 @@ fn encode_header(buckets: u64, items: u64, hasher: &impl BuildHasher) -> [u8; HE
 }
 
 // FORMAT.md "Fields". Magic, version, layout, flags and bucket count are the constants above.
-
-/// Item count: the lanes of `word` that hold a fingerprint.
-fn occupied_lanes(word: u64) -> u64 {
-    (0..LANES).filter(|&k| bucket::lane(word, k) != 0).count() as u64
-}
 
 /// Probes: the hashes of the probe keys under `hasher`, in the order `FORMAT.md` lists them.
 ///
@@ -307,7 +302,7 @@ fn check_header(header: &[u8; HEADER_LEN], words: &[u64]) -> Result<(), LoadErro
             found: items,
         });
     }
-    let occupied: u64 = words.iter().map(|&w| occupied_lanes(w)).sum();
+    let occupied: u64 = words.iter().map(|&word| bucket::occupied(word) as u64).sum();
     if items != occupied {
         return Err(LoadError::InconsistentHeader {
             field: "item count",
@@ -427,15 +422,6 @@ mod tests {
             }
             assert_ne!(crc64(&bytes), clean, "burst at {at} undetected");
         }
-    }
-
-    #[test]
-    fn occupied_lanes_counts_non_zero_lanes() {
-        assert_eq!(occupied_lanes(0), 0);
-        assert_eq!(occupied_lanes(1), 1);
-        assert_eq!(occupied_lanes(0x0001_0000_0000_0000), 1);
-        assert_eq!(occupied_lanes(0xFFFF_0000_FFFF_0000), 2);
-        assert_eq!(occupied_lanes(u64::MAX), 4);
     }
 
     #[test]
