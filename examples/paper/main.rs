@@ -8,6 +8,7 @@
 //! ```text
 //! cargo run --release --example paper             # about 7.5 minutes on 2 cores
 //! cargo run --release --example paper -- --quick  # CI: small table, under a minute
+//! cargo run --release --example paper -- --plot-only --out docs/paper  # redraw, no measuring
 //! cargo run --release --example paper -- --help
 //! ```
 //!
@@ -46,12 +47,16 @@ Options:
   --ops N          operations per timed window [default: 1000000; quick: 100000]
   --threads N      threads for the concurrent lines [default: 2]
   --no-peers       measure this crate only
+  --plot-only      measure nothing: redraw the SVG plots from the CSV files already in the
+                   output directory (such as docs/paper); takes only --out
   -h, --help       print this help
 ";
 
 /// Settings for one run, after defaults.
 #[derive(Debug, Clone)]
 pub(crate) struct Config {
+    /// Redraw the plots from the CSV files in `out` instead of measuring.
+    pub(crate) plot_only: bool,
     pub(crate) quick: bool,
     pub(crate) out: PathBuf,
     pub(crate) mib: u64,
@@ -66,6 +71,9 @@ pub(crate) struct Config {
 
 /// Parses the arguments (without the program name). `Ok(None)` means help was asked for.
 fn parse(args: impl IntoIterator<Item = String>) -> Result<Option<Config>, String> {
+    let mut plot_only = false;
+    // The first flag seen that sets up measurements, which `--plot-only` does not make.
+    let mut measuring = None;
     let mut quick = false;
     let mut peers = true;
     let mut out = None;
@@ -86,6 +94,7 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Option<Config>, Strin
         };
         match flag.as_str() {
             "-h" | "--help" => return Ok(None),
+            "--plot-only" => plot_only = true,
             "--quick" => quick = true,
             "--no-peers" => peers = false,
             "--out" => out = Some(PathBuf::from(value("--out")?)),
@@ -94,9 +103,17 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Option<Config>, Strin
             "--threads" => threads = Some(positive(&flag, &value("--threads")?)? as usize),
             _ => return Err(format!("unknown argument `{arg}`")),
         }
-        if inline.is_some() && matches!(flag.as_str(), "--quick" | "--no-peers" | "-h" | "--help") {
+        let switch =
+            matches!(flag.as_str(), "--quick" | "--no-peers" | "--plot-only" | "-h" | "--help");
+        if inline.is_some() && switch {
             return Err(format!("{flag} takes no value"));
         }
+        if !matches!(flag.as_str(), "--plot-only" | "--out") {
+            measuring.get_or_insert(flag);
+        }
+    }
+    if let (true, Some(flag)) = (plot_only, measuring) {
+        return Err(format!("--plot-only measures nothing, so {flag} does not apply"));
     }
     let threads = threads.unwrap_or(2);
     if threads < 2 {
@@ -108,6 +125,7 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Option<Config>, Strin
         &[0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
     };
     Ok(Some(Config {
+        plot_only,
         quick,
         out: out.unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/paper")),
         mib: mib.unwrap_or(if quick { 4 } else { 192 }),
@@ -180,6 +198,18 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if config.plot_only {
+        return match svg::draw_all(&config.out) {
+            Ok(files) => {
+                println!("wrote {files} files to {}", config.out.display());
+                ExitCode::SUCCESS
+            }
+            Err(err) => {
+                eprintln!("error: redrawing the plots in {}: {err}", config.out.display());
+                ExitCode::FAILURE
+            }
+        };
+    }
     if cfg!(debug_assertions) {
         eprintln!("warning: built without --release; the timings will mean little");
     }
@@ -295,5 +325,13 @@ mod tests {
         assert!(args(&["--ops", "0"]).unwrap_err().contains("positive"));
         assert!(args(&["--threads", "1"]).unwrap_err().contains("at least 2"));
         assert!(args(&["--quick=yes"]).unwrap_err().contains("takes no value"));
+        assert!(args(&["--plot-only", "--mib", "4"]).unwrap_err().contains("--mib does not apply"));
+    }
+
+    #[test]
+    fn plot_only_takes_an_output_directory() {
+        let config = args(&["--out", "docs/paper", "--plot-only"]).unwrap().unwrap();
+        assert!(config.plot_only);
+        assert_eq!(config.out, PathBuf::from("docs/paper"));
     }
 }

@@ -1,11 +1,10 @@
-//! The CSV files, the SVG plots and the printed summary.
+//! The CSV files, the SVG plots drawn from them, and the printed summary.
 
 use std::fs;
 use std::io;
 use std::time::Duration;
 
 use crate::experiments::{Point, Results, Snapshot};
-use crate::svg::{Plot, Scale, Series};
 use crate::Config;
 
 /// The paper's Table 3 (192 MB filters, 12-bit fingerprints for the cuckoo filters, one
@@ -20,22 +19,12 @@ pub(crate) const PAPER_TABLE3: [(&str, f64, f64, f64, f64); 6] = [
     ("dl-CBF", 103.82, 15.51, 0.76, 4.78),
 ];
 
-/// A filter keeps its colour on every plot; its concurrent line is dashed.
-fn color(name: &str) -> &'static str {
-    match name {
-        "lockfree-cuckoo" => "#d62728",
-        "cuckoofilter" => "#1f77b4",
-        "atomic-cuckoo-filter" => "#2ca02c",
-        "fastbloom" => "#9467bd",
-        _ => "#ff7f0e",
-    }
-}
-
-fn label(r: &Results) -> String {
-    if r.threads == 1 {
-        r.name.clone()
+/// A pass's name in the summary and on the plots' legends.
+pub(crate) fn label(name: &str, threads: usize) -> String {
+    if threads == 1 {
+        name.to_owned()
     } else {
-        format!("{} ({} threads)", r.name, r.threads)
+        format!("{name} ({threads} threads)")
     }
 }
 
@@ -54,7 +43,8 @@ fn write(config: &Config, files: &mut usize, name: &str, text: &str) -> io::Resu
     Ok(())
 }
 
-/// A CSV document; no field here contains a comma or a quote.
+/// A CSV document. No field contains a quote, and only a first one a comma (Figure 4's series
+/// names): the figures read the rows back split from the right.
 fn csv(header: &str, rows: impl IntoIterator<Item = String>) -> String {
     let mut text = format!("{header}\n");
     for row in rows {
@@ -64,96 +54,39 @@ fn csv(header: &str, rows: impl IntoIterator<Item = String>) -> String {
     text
 }
 
-/// One line per pass with points, occupancy on the x axis in percent.
-fn occupancy_series(results: &[Results], points: Pick) -> Vec<Series> {
-    results
-        .iter()
-        .filter(|r| !points(r).is_empty())
-        .map(|r| Series {
-            name: label(r),
-            color: color(&r.name),
-            dashed: r.threads > 1,
-            line: true,
-            markers: true,
-            points: points(r).iter().map(|p| (p.x * 100.0, p.mops)).collect(),
-        })
-        .collect()
-}
-
-fn throughput_plot(title: &str, x_label: &str, series: Vec<Series>) -> Plot {
-    Plot {
-        title: title.to_owned(),
-        x_label: x_label.to_owned(),
-        y_label: "throughput (million operations/s)".to_owned(),
-        x_scale: Scale::Linear,
-        x_unit: "%",
-        x_range: Some((0.0, 100.0)),
-        series,
-    }
-}
-
-/// Figure 4: bits per item against false-positive rate, formulas and measured points.
-fn space_plot(results: &[Results]) -> (Plot, String) {
+/// Figure 4's data: bits per item against false-positive rate, as formulas over a grid of
+/// rates and as measured points. `svg.rs` styles the lines by these names.
+fn space_csv(results: &[Results]) -> String {
     // Our table's achieved load stands in for α, as the paper uses empirical load factors.
     let alpha = results[0].max_load;
-    let grid: Vec<f64> = (0..=80).map(|i| 10f64.powf(-5.0 + 4.0 * f64::from(i) / 80.0)).collect();
-    let curve = |name: String, color, dashed, bits: &dyn Fn(f64) -> f64| Series {
-        name,
-        color,
-        dashed,
-        line: true,
-        markers: false,
-        points: grid.iter().map(|&e| (e * 100.0, bits(e))).collect(),
-    };
-    let mut series = vec![
-        curve("bound: log2(1/ε)".into(), "#555555", true, &|e: f64| (1.0 / e).log2()),
-        curve("Bloom, optimal: 1.44 log2(1/ε)".into(), "#9467bd", true, &|e: f64| {
-            1.44 * (1.0 / e).log2()
-        }),
-        curve(format!("cuckoo: (log2(1/ε)+3)/α, α={alpha:.3}"), "#8c564b", false, &|e: f64| {
+    let formulas: [(String, &dyn Fn(f64) -> f64); 3] = [
+        ("bound: log2(1/ε)".into(), &|e: f64| (1.0 / e).log2()),
+        ("Bloom, optimal: 1.44 log2(1/ε)".into(), &|e: f64| 1.44 * (1.0 / e).log2()),
+        (format!("cuckoo: (log2(1/ε)+3)/α, α={alpha:.3}"), &|e: f64| {
             ((1.0 / e).log2() + 3.0) / alpha
         }),
     ];
+    let grid: Vec<f64> = (0..=80).map(|i| 10f64.powf(-5.0 + 4.0 * f64::from(i) / 80.0)).collect();
+    let mut rows = Vec::new();
+    for (name, bits) in &formulas {
+        rows.extend(grid.iter().map(|&e| format!("{name},formula,{e:.8},{:.4}", bits(e))));
+    }
     for r in results.iter().filter(|r| r.threads == 1) {
-        let points: Vec<(f64, f64)> = table_rows(r)
-            .iter()
-            .filter(|(_, s)| s.fpr > 0.0)
-            .map(|(_, s)| (s.fpr * 100.0, s.bits_per_item()))
-            .collect();
-        if !points.is_empty() {
-            series.push(Series {
-                name: format!("{}, measured", r.name),
-                color: color(&r.name),
-                dashed: false,
-                line: false,
-                markers: true,
-                points,
-            });
+        for (_, s) in table_rows(r).iter().filter(|(_, s)| s.fpr > 0.0) {
+            rows.push(format!(
+                "{}, measured,measured,{:.8},{:.4}",
+                r.name,
+                s.fpr,
+                s.bits_per_item()
+            ));
         }
     }
-    let rows = series.iter().flat_map(|s| {
-        let kind = if s.line { "formula" } else { "measured" };
-        s.points.iter().map(move |(x, y)| format!("{},{kind},{:.8},{y:.4}", s.name, x / 100.0))
-    });
-    let text = csv("series,kind,fpr,bits_per_item", rows);
-    let plot = Plot {
-        title: "Fig. 4: space against false-positive rate".to_owned(),
-        x_label: "false-positive rate ε (log scale)".to_owned(),
-        y_label: "bits per item".to_owned(),
-        x_scale: Scale::Log,
-        x_unit: "%",
-        x_range: Some((0.001, 10.0)),
-        series,
-    };
-    (plot, text)
+    csv("series,kind,fpr,bits_per_item", rows)
 }
 
 /// Picks one measured line out of a pass.
 type Pick = fn(&Results) -> &[Point];
 
-fn by_positive(r: &Results) -> &[Point] {
-    &r.by_positive
-}
 fn positive(r: &Results) -> &[Point] {
     &r.lookup_positive
 }
@@ -176,7 +109,7 @@ pub(crate) struct Run {
     pub(crate) load_after: String,
 }
 
-/// Writes every CSV and SVG file; returns how many.
+/// Writes every CSV file, then the SVG plots drawn from them; returns how many files.
 pub(crate) fn write_all(config: &Config, results: &[Results], run: &Run) -> io::Result<usize> {
     fs::create_dir_all(&config.out)?;
     let mut files = 0;
@@ -200,9 +133,7 @@ pub(crate) fn write_all(config: &Config, results: &[Results], run: &Run) -> io::
         "filter,threads,fill,items,table_bytes,bits_per_item,fpr,fpr_queries,construction_mops";
     write(config, &mut files, "table3.csv", &csv(header, rows))?;
 
-    let (plot, text) = space_plot(results);
-    write(config, &mut files, "fig4_space.csv", &text)?;
-    write(config, &mut files, "fig4_space.svg", &plot.render())?;
+    write(config, &mut files, "fig4_space.csv", &space_csv(results))?;
 
     let rows = results.iter().flat_map(|r| {
         r.by_positive
@@ -211,12 +142,6 @@ pub(crate) fn write_all(config: &Config, results: &[Results], run: &Run) -> io::
     });
     let text = csv("filter,threads,positive_fraction,mops", rows);
     write(config, &mut files, "fig5_lookup_vs_positive.csv", &text)?;
-    let plot = throughput_plot(
-        "Fig. 5: lookups on a full filter",
-        "positive queries",
-        occupancy_series(results, by_positive),
-    );
-    write(config, &mut files, "fig5_lookup_vs_positive.svg", &plot.render())?;
 
     let rows = results.iter().flat_map(|r| {
         [("positive", positive as Pick), ("negative", negative)].into_iter().flat_map(
@@ -229,33 +154,17 @@ pub(crate) fn write_all(config: &Config, results: &[Results], run: &Run) -> io::
     });
     let text = csv("filter,threads,queries,occupancy,mops", rows);
     write(config, &mut files, "fig6_lookup_vs_occupancy.csv", &text)?;
-    for (name, title, pick) in [
-        ("fig6a_lookup_positive.svg", "Fig. 6a: positive lookups", positive as Pick),
-        ("fig6b_lookup_negative.svg", "Fig. 6b: negative lookups", negative),
-    ] {
-        let plot =
-            throughput_plot(title, "occupancy (items / slots)", occupancy_series(results, pick));
-        write(config, &mut files, name, &plot.render())?;
-    }
 
-    for (stem, title, pick) in [
-        ("fig7_insert_vs_occupancy", "Fig. 7: inserts", inserts as Pick),
-        ("fig8_delete_vs_occupancy", "Fig. 8: delete until empty", deletes),
+    for (name, pick) in [
+        ("fig7_insert_vs_occupancy.csv", inserts as Pick),
+        ("fig8_delete_vs_occupancy.csv", deletes),
     ] {
         let rows = results.iter().flat_map(|r| {
             pick(r)
                 .iter()
                 .map(move |p| format!("{},{},{:.4},{:.3}", r.name, r.threads, p.x, p.mops))
         });
-        write(
-            config,
-            &mut files,
-            &format!("{stem}.csv"),
-            &csv("filter,threads,occupancy,mops", rows),
-        )?;
-        let plot =
-            throughput_plot(title, "occupancy (items / slots)", occupancy_series(results, pick));
-        write(config, &mut files, &format!("{stem}.svg"), &plot.render())?;
+        write(config, &mut files, name, &csv("filter,threads,occupancy,mops", rows))?;
     }
 
     let settings = [
@@ -272,7 +181,7 @@ pub(crate) fn write_all(config: &Config, results: &[Results], run: &Run) -> io::
     ];
     let rows = settings.iter().map(|(k, v)| format!("{k},{v}"));
     write(config, &mut files, "run.csv", &csv("setting,value", rows))?;
-    Ok(files)
+    Ok(files + crate::svg::draw_all(&config.out)?)
 }
 
 /// `n` with thousands separators.
@@ -311,7 +220,7 @@ pub(crate) fn print_summary(config: &Config, results: &[Results], run: &Run) {
         for (fill, s) in table_rows(r) {
             println!(
                 "{:<34} {:<19} {:>13} {:>8.1} {:>9.2} {:>8.4}% {:>11.2}",
-                label(r),
+                label(&r.name, r.threads),
                 fill,
                 thousands(s.items),
                 s.bytes as f64 / f64::from(1 << 20),
@@ -349,7 +258,7 @@ pub(crate) fn print_summary(config: &Config, results: &[Results], run: &Run) {
         let fig5 = |p: f64| r.by_positive.iter().find(|q| (q.x - p).abs() < 1e-9).map(|q| q.mops);
         println!(
             "{:<34} {:>8} {:>8} {:>10} {:>10} {:>8} {:>15}",
-            label(r),
+            label(&r.name, r.threads),
             cell(mean(&r.lookup_positive)),
             cell(mean(&r.lookup_negative)),
             cell(near(0.5).map(|p| p.mops)),
@@ -362,13 +271,15 @@ pub(crate) fn print_summary(config: &Config, results: &[Results], run: &Run) {
         println!(
             "note: {}: lost an item: {} positive lookups answered false, {} removes of inserted \
              keys found nothing",
-            label(r),
+            label(&r.name, r.threads),
             r.false_negatives,
             r.lost.unwrap_or(0)
         );
     }
-    let passes: Vec<String> =
-        results.iter().map(|r| format!("{} {:.0}s", label(r), r.elapsed.as_secs_f64())).collect();
+    let passes: Vec<String> = results
+        .iter()
+        .map(|r| format!("{} {:.0}s", label(&r.name, r.threads), r.elapsed.as_secs_f64()))
+        .collect();
     println!("\npasses: {}", passes.join(", "));
     println!(
         "total: {:.1} s; load average before {}, after {} (other work on the machine slows \
@@ -381,7 +292,75 @@ pub(crate) fn print_summary(config: &Config, results: &[Results], run: &Run) {
 
 #[cfg(test)]
 mod tests {
-    use super::thousands;
+    use super::*;
+    use crate::experiments::Snapshot;
+
+    /// A pass with two points on every figure and a Table 3 row.
+    fn pass(name: &str, threads: usize) -> Results {
+        let full = Snapshot {
+            items: 1000,
+            bytes: 2048,
+            fpr: 0.001,
+            fpr_queries: 1 << 20,
+            construction: Duration::from_millis(1),
+        };
+        let points = vec![Point { x: 0.5, mops: 10.0 }, Point { x: 0.9, mops: 5.0 }];
+        Results {
+            name: name.to_owned(),
+            threads,
+            refused: true,
+            full,
+            max_load: 0.95,
+            at_capacity: None,
+            lookup_positive: points.clone(),
+            lookup_negative: points.clone(),
+            insert: points.clone(),
+            delete: points.clone(),
+            by_positive: points,
+            false_negatives: 0,
+            lost: Some(0),
+            elapsed: Duration::from_secs(1),
+        }
+    }
+
+    #[test]
+    fn every_plot_is_drawn_from_the_csv_files_written() {
+        let dir = std::env::temp_dir().join(format!("paper-output-{}", std::process::id()));
+        let config =
+            crate::parse(["--out".to_owned(), dir.display().to_string()]).unwrap().unwrap();
+        let results =
+            [pass("lockfree-cuckoo", 1), pass("lockfree-cuckoo", 2), pass("fastbloom", 1)];
+        let run = Run {
+            elapsed: Duration::from_secs(3),
+            load_before: "0.00 0.00 0.00".to_owned(),
+            load_after: "0.00 0.00 0.00".to_owned(),
+        };
+        assert_eq!(write_all(&config, &results, &run).unwrap(), 7 + 6, "7 CSV files, 6 plots");
+
+        let svg = |name: &str| fs::read_to_string(dir.join(name)).unwrap();
+        for name in [
+            "fig5_lookup_vs_positive.svg",
+            "fig6a_lookup_positive.svg",
+            "fig6b_lookup_negative.svg",
+            "fig7_insert_vs_occupancy.svg",
+            "fig8_delete_vs_occupancy.svg",
+        ] {
+            let text = svg(name);
+            for series in ["lockfree-cuckoo", "lockfree-cuckoo (2 threads)", "fastbloom"] {
+                assert!(text.contains(&format!("\n{series}\n")), "{name} lacks {series}");
+            }
+            assert!(text.contains("\n100%\n"), "{name} lacks its x axis");
+        }
+        // Figure 4 reads back the names with commas, and draws only one-thread passes.
+        let text = svg("fig4_space.svg");
+        for series in
+            ["Bloom, optimal", "α=0.950", "lockfree-cuckoo, measured", "fastbloom, measured"]
+        {
+            assert!(text.contains(series), "Figure 4 lacks {series}");
+        }
+        assert!(!text.contains("threads") && text.contains("\n0.001%\n"));
+        fs::remove_dir_all(dir).unwrap();
+    }
 
     #[test]
     fn thousands_groups_digits() {

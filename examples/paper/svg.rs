@@ -1,267 +1,448 @@
-//! A small SVG line-plot writer: axes with "nice" ticks (linear, or decades for a log axis),
-//! grid, axis labels, a legend, and series drawn as lines, markers or both.
+//! The figures, drawn with plotters' SVG backend from the CSV files in the output directory.
 //!
-//! Hand-written so the example needs no plotting dependency: plots render in any browser and on
-//! GitHub, and regenerating them needs nothing from the network.
+//! Drawing from the CSVs rather than from the measurements in memory gives a run and
+//! `--plot-only` one path, so committed figures can be redrawn from committed data alone.
 
-use std::fmt::Write;
+use std::error::Error;
+use std::fs;
+use std::io;
+use std::path::Path;
 
-/// Width and height of the whole image, in pixels.
-const WIDTH: f64 = 860.0;
-const HEIGHT: f64 = 480.0;
-/// The plotting area; the legend takes the space to its right.
-const LEFT: f64 = 74.0;
-const RIGHT: f64 = 560.0;
-const TOP: f64 = 48.0;
-const BOTTOM: f64 = 412.0;
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::element::{ComposedElement, DashedPathElement};
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use crate::output::label;
+
+/// The whole image, in pixels; the legend takes the 300 pixels right of the plotting area.
+const SIZE: (u32, u32) = (860, 480);
+const LEGEND_WIDTH: u32 = 300;
+
+/// Dashes and gaps of a concurrent pass's line, in pixels.
+const DASH: (u32, u32) = (7, 4);
+
+const OCCUPANCY: &str = "occupancy (items / slots)";
+
+/// The font size that plotters draws as `px` pixels: plotters-svg writes a size divided by 1.24
+/// as `font-size`, and the axes round sizes to whole numbers first.
+fn font_size(px: f64) -> f64 {
+    (px * 1.24).round()
+}
+
+/// One of Figures 5 to 8: throughput against a fraction on the x axis, shown in percent.
+struct Throughput {
+    svg: &'static str,
+    title: &'static str,
+    csv: &'static str,
+    x_column: &'static str,
+    x_label: &'static str,
+    /// The value of the `queries` column to keep, where one CSV file holds two figures.
+    queries: Option<&'static str>,
+}
+
+const THROUGHPUT: [Throughput; 5] = [
+    Throughput {
+        svg: "fig5_lookup_vs_positive.svg",
+        title: "Fig. 5: lookups on a full filter",
+        csv: "fig5_lookup_vs_positive.csv",
+        x_column: "positive_fraction",
+        x_label: "positive queries",
+        queries: None,
+    },
+    Throughput {
+        svg: "fig6a_lookup_positive.svg",
+        title: "Fig. 6a: positive lookups",
+        csv: "fig6_lookup_vs_occupancy.csv",
+        x_column: "occupancy",
+        x_label: OCCUPANCY,
+        queries: Some("positive"),
+    },
+    Throughput {
+        svg: "fig6b_lookup_negative.svg",
+        title: "Fig. 6b: negative lookups",
+        csv: "fig6_lookup_vs_occupancy.csv",
+        x_column: "occupancy",
+        x_label: OCCUPANCY,
+        queries: Some("negative"),
+    },
+    Throughput {
+        svg: "fig7_insert_vs_occupancy.svg",
+        title: "Fig. 7: inserts",
+        csv: "fig7_insert_vs_occupancy.csv",
+        x_column: "occupancy",
+        x_label: OCCUPANCY,
+        queries: None,
+    },
+    Throughput {
+        svg: "fig8_delete_vs_occupancy.svg",
+        title: "Fig. 8: delete until empty",
+        csv: "fig8_delete_vs_occupancy.csv",
+        x_column: "occupancy",
+        x_label: OCCUPANCY,
+        queries: None,
+    },
+];
+
+/// Draws every figure from the CSV files in `dir` into the same directory; returns how many.
+pub(crate) fn draw_all(dir: &Path) -> io::Result<usize> {
+    let mut plots = vec![("fig4_space.svg", space_plot(&Csv::read(dir, "fig4_space.csv")?)?)];
+    for figure in THROUGHPUT {
+        let csv = Csv::read(dir, figure.csv)?;
+        let series = throughput_series(&csv, figure.x_column, figure.queries)?;
+        plots.push((
+            figure.svg,
+            Plot {
+                title: figure.title,
+                x_label: figure.x_label,
+                y_label: "throughput (million operations/s)",
+                x_scale: Scale::Linear,
+                x_range: (0.0, 100.0),
+                series,
+            },
+        ));
+    }
+    for (name, plot) in &plots {
+        let text = plot.render().map_err(|e| io::Error::other(format!("drawing {name}: {e}")))?;
+        fs::write(dir.join(name), text)?;
+    }
+    Ok(plots.len())
+}
+
+/// A filter keeps its colour on every plot; its concurrent line is dashed.
+fn color(filter: &str) -> RGBColor {
+    match filter {
+        "lockfree-cuckoo" => RGBColor(0xd6, 0x27, 0x28),
+        "cuckoofilter" => RGBColor(0x1f, 0x77, 0xb4),
+        "atomic-cuckoo-filter" => RGBColor(0x2c, 0xa0, 0x2c),
+        "fastbloom" => RGBColor(0x94, 0x67, 0xbd),
+        _ => RGBColor(0xff, 0x7f, 0x0e),
+    }
+}
+
+/// A CSV file as written by `output.rs`: a header, then rows.
+struct Csv {
+    name: String,
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Csv {
+    fn read(dir: &Path, name: &str) -> io::Result<Csv> {
+        let text = fs::read_to_string(dir.join(name))
+            .map_err(|e| io::Error::new(e.kind(), format!("{name}: {e}")))?;
+        let mut lines = text.lines();
+        let header: Vec<String> =
+            lines.next().unwrap_or_default().split(',').map(Into::into).collect();
+        // Only a first field may hold commas, unquoted (Figure 4's series names, such as
+        // "fastbloom, measured"), so rows split from the right into the header's columns.
+        let rows = lines
+            .map(|line| {
+                let mut fields: Vec<String> =
+                    line.rsplitn(header.len(), ',').map(Into::into).collect();
+                fields.reverse();
+                fields
+            })
+            .collect();
+        Ok(Csv { name: name.to_owned(), header, rows })
+    }
+
+    fn invalid(&self, message: String) -> io::Error {
+        io::Error::new(io::ErrorKind::InvalidData, format!("{}: {message}", self.name))
+    }
+
+    /// Each row's field in column `name`.
+    fn column<'a>(&'a self, name: &str) -> io::Result<impl Iterator<Item = &'a str> + 'a> {
+        let i = self
+            .header
+            .iter()
+            .position(|h| h == name)
+            .ok_or_else(|| self.invalid(format!("no column `{name}`")))?;
+        Ok(self.rows.iter().map(move |row| row.get(i).map_or("", String::as_str)))
+    }
+
+    /// Each row's field in column `name`, as a number.
+    fn numbers(&self, name: &str) -> io::Result<Vec<f64>> {
+        self.column(name)?
+            .map(|v| v.parse().map_err(|_| self.invalid(format!("`{v}` in `{name}` is no number"))))
+            .collect()
+    }
+}
+
+/// Splits points into series by key, in the order the keys first appear.
+fn group<K: PartialEq>(points: impl Iterator<Item = (K, (f64, f64))>) -> Vec<(K, Vec<(f64, f64)>)> {
+    let mut groups: Vec<(K, Vec<(f64, f64)>)> = Vec::new();
+    for (key, point) in points {
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, list)) => list.push(point),
+            None => groups.push((key, vec![point])),
+        }
+    }
+    groups
+}
+
+/// One line per pass (filter and thread count), x in percent, from a throughput CSV.
+fn throughput_series(csv: &Csv, x_column: &str, queries: Option<&str>) -> io::Result<Vec<Series>> {
+    let keep: Vec<bool> = match queries {
+        Some(kind) => csv.column("queries")?.map(|q| q == kind).collect(),
+        None => vec![true; csv.rows.len()],
+    };
+    let points = csv
+        .column("filter")?
+        .zip(csv.numbers("threads")?)
+        .zip(csv.numbers(x_column)?.into_iter().zip(csv.numbers("mops")?))
+        .zip(keep)
+        .filter(|&(_, keep)| keep)
+        .map(|(((filter, threads), (x, mops)), _)| ((filter, threads as usize), (x * 100.0, mops)));
+    Ok(group(points)
+        .into_iter()
+        .map(|((filter, threads), points)| Series {
+            name: label(filter, threads),
+            color: color(filter),
+            dashed: threads > 1,
+            line: true,
+            markers: true,
+            points,
+        })
+        .collect())
+}
+
+/// Figure 4: bits per item against false-positive rate, formulas as lines and measured filters
+/// as points (the `kind` column), styled by the series names `output.rs` writes.
+fn space_plot(csv: &Csv) -> io::Result<Plot> {
+    let points = csv
+        .column("series")?
+        .zip(csv.column("kind")?.map(|kind| kind == "formula"))
+        .zip(csv.numbers("fpr")?.into_iter().zip(csv.numbers("bits_per_item")?))
+        .map(|(key, (fpr, bits))| (key, (fpr * 100.0, bits)));
+    let series = group(points)
+        .into_iter()
+        .map(|((name, formula), points)| {
+            let (color, dashed) = if !formula {
+                (color(name.trim_end_matches(", measured")), false)
+            } else if name.starts_with("bound") {
+                (RGBColor(0x55, 0x55, 0x55), true)
+            } else if name.starts_with("Bloom") {
+                (RGBColor(0x94, 0x67, 0xbd), true)
+            } else {
+                // The cuckoo filter's own formula, which the measured points test: solid.
+                (RGBColor(0x8c, 0x56, 0x4b), false)
+            };
+            Series {
+                name: name.to_owned(),
+                color,
+                dashed,
+                line: formula,
+                markers: !formula,
+                points,
+            }
+        })
+        .collect();
+    Ok(Plot {
+        title: "Fig. 4: space against false-positive rate",
+        x_label: "false-positive rate ε (log scale)",
+        y_label: "bits per item",
+        x_scale: Scale::Log,
+        x_range: (0.001, 10.0),
+        series,
+    })
+}
 
 /// How the x axis maps values to pixels.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) enum Scale {
+#[derive(Debug, Clone, Copy)]
+enum Scale {
     Linear,
     /// Decades; every x value must be positive.
     Log,
 }
 
 /// One line (or set of markers) on a plot.
-#[derive(Debug, Clone)]
-pub(crate) struct Series {
-    pub(crate) name: String,
-    /// Any SVG colour.
-    pub(crate) color: &'static str,
-    pub(crate) dashed: bool,
+#[derive(Debug)]
+struct Series {
+    name: String,
+    color: RGBColor,
+    dashed: bool,
     /// Join the points with a line.
-    pub(crate) line: bool,
-    /// Mark each point; a series without a line gets larger markers.
-    pub(crate) markers: bool,
-    pub(crate) points: Vec<(f64, f64)>,
+    line: bool,
+    /// Mark each point.
+    markers: bool,
+    points: Vec<(f64, f64)>,
 }
 
-/// A plot: labels, an x scale and its series. The y axis is linear from 0.
-#[derive(Debug, Clone)]
-pub(crate) struct Plot {
-    pub(crate) title: String,
-    pub(crate) x_label: String,
-    pub(crate) y_label: String,
-    pub(crate) x_scale: Scale,
-    /// Appended to each x tick label, such as "%".
-    pub(crate) x_unit: &'static str,
-    /// The x range to show; `None` fits the data.
-    pub(crate) x_range: Option<(f64, f64)>,
-    pub(crate) series: Vec<Series>,
+impl Series {
+    /// Markers on a line are small; markers alone must stand out.
+    fn marker_radius(&self) -> u32 {
+        if self.line {
+            3
+        } else {
+            5
+        }
+    }
 }
 
-/// Evenly spaced round ticks (steps of 1, 2 or 5 times a power of ten) covering `lo..=hi`.
-fn nice_ticks(lo: f64, hi: f64) -> Vec<f64> {
-    let span = if hi > lo { hi - lo } else { hi.abs().max(1.0) };
-    let raw = span / 5.0;
+/// A plot: labels, an x axis in percent and its series. The y axis is linear from 0.
+#[derive(Debug)]
+struct Plot {
+    title: &'static str,
+    x_label: &'static str,
+    y_label: &'static str,
+    x_scale: Scale,
+    x_range: (f64, f64),
+    series: Vec<Series>,
+}
+
+/// The y axis: round ticks from 0 (steps of 1, 2 or 5 times a power of ten, about five of
+/// them) to a little above the largest value, so no point touches the frame.
+fn y_ticks(y_max: f64) -> Vec<f64> {
+    let top = if y_max > 0.0 { y_max * 1.05 } else { 1.0 };
+    let raw = top / 5.0;
     let magnitude = 10f64.powf(raw.log10().floor());
     let step = [1.0, 2.0, 5.0, 10.0]
         .into_iter()
         .map(|m| m * magnitude)
         .find(|&s| s >= raw * 0.999)
         .unwrap_or(10.0 * magnitude);
-    let first = (lo / step).floor() as i64;
-    let last = (hi / step - 1e-9).ceil().max(first as f64 + 1.0) as i64;
-    (first..=last).map(|i| i as f64 * step).collect()
+    let last = (top / step - 1e-9).ceil().max(1.0) as u32;
+    (0..=last).map(|i| f64::from(i) * step).collect()
 }
 
-/// `value` with as many decimals as the tick step needs; exactly "0" at zero (never "-0.0").
-fn tick_label(value: f64, step: f64) -> String {
-    if value.abs() < step.abs() * 1e-6 {
-        return "0".to_owned();
+/// A tick label: at most six decimals, without trailing zeros (plotters passes only the value,
+/// which may carry rounding noise such as 0.30000000000000004).
+fn tick_label(value: f64) -> String {
+    let text = format!("{value:.6}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    if text == "-0" {
+        "0".to_owned()
+    } else {
+        text.to_owned()
     }
-    let decimals = (-(step.abs().log10() + 1e-9).floor()).max(0.0) as usize;
-    format!("{value:.decimals$}")
-}
-
-/// Escapes text for SVG content and attribute values.
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
-
-/// The x axis as drawn.
-struct XAxis {
-    /// Labelled ticks.
-    ticks: Vec<(f64, String)>,
-    /// Unlabelled grid lines (a log axis's 2..9 times each decade).
-    minor: Vec<f64>,
-    /// From a value to its pixel column.
-    to_px: Box<dyn Fn(f64) -> f64>,
 }
 
 impl Plot {
-    fn x_axis(&self) -> XAxis {
-        let xs = self.series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
-        let (lo, hi) = self.x_range.unwrap_or_else(|| {
-            xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| (lo.min(x), hi.max(x)))
-        });
-        let (lo, hi) = if lo.is_finite() { (lo, hi) } else { (0.0, 1.0) };
+    /// The whole SVG document.
+    fn render(&self) -> Result<String, Box<dyn Error + Send + Sync>> {
+        let (lo, hi) = self.x_range;
         match self.x_scale {
-            Scale::Linear => {
-                let ticks = nice_ticks(lo, hi);
-                let step = ticks[1] - ticks[0];
-                let (a, b) = (ticks[0], *ticks.last().expect("at least two ticks"));
-                let labelled =
-                    ticks.iter().map(|&t| (t, tick_label(t, step) + self.x_unit)).collect();
-                XAxis {
-                    ticks: labelled,
-                    minor: Vec::new(),
-                    to_px: Box::new(move |x| LEFT + (x - a) / (b - a) * (RIGHT - LEFT)),
-                }
-            }
+            // Six labels: 0% to 100% in steps of 20.
+            Scale::Linear => self.render_on(lo..hi, 6, 0),
+            // Labels at the decades, light grid lines at 2 to 9 times each. plotters starts the
+            // labels at 10^ceil(ln(lo) / ln(10)), which rounding lifts a decade when `lo` is a
+            // power of ten; a hair lower keeps that decade labelled.
             Scale::Log => {
-                let first = lo.log10().floor() as i32;
-                let last = (hi.log10().ceil() as i32).max(first + 1);
-                let labelled = (first..=last)
-                    .map(|e| {
-                        let v = 10f64.powi(e);
-                        (v, tick_label(v, v) + self.x_unit)
-                    })
-                    .collect();
-                let minor = (first..last)
-                    .flat_map(|e| (2..10).map(move |m| f64::from(m) * 10f64.powi(e)))
-                    .collect();
-                let (a, b) = (f64::from(first), f64::from(last));
-                XAxis {
-                    ticks: labelled,
-                    minor,
-                    to_px: Box::new(move |x: f64| {
-                        LEFT + (x.log10() - a) / (b - a) * (RIGHT - LEFT)
-                    }),
-                }
+                let decades = (hi / lo).log10().round() as usize;
+                self.render_on((lo * (1.0 - 1e-9)..hi).log_scale(), decades + 1, 10)
             }
         }
     }
 
-    /// The whole SVG document.
-    pub(crate) fn render(&self) -> String {
-        let XAxis { ticks: x_ticks, minor: x_minor, to_px: px } = self.x_axis();
-        let y_max =
-            self.series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).fold(0.0, f64::max);
-        let y_ticks = nice_ticks(0.0, if y_max > 0.0 { y_max * 1.05 } else { 1.0 });
-        let y_step = y_ticks[1] - y_ticks[0];
+    fn render_on<X>(
+        &self,
+        x_spec: X,
+        x_labels: usize,
+        x_light_lines: usize,
+    ) -> Result<String, Box<dyn Error + Send + Sync>>
+    where
+        X: AsRangedCoord<Value = f64>,
+        X::CoordDescType: ValueFormatter<f64>,
+    {
+        let y_max = self.series.iter().flat_map(|s| &s.points).map(|p| p.1).fold(0.0, f64::max);
+        let y_ticks = y_ticks(y_max);
         let y_top = *y_ticks.last().expect("at least two ticks");
-        let py = |y: f64| BOTTOM - y / y_top * (BOTTOM - TOP);
 
         let mut svg = String::new();
-        // Writing to a String cannot fail; the `let _` keeps the format calls short.
-        let _ = writeln!(
-            svg,
-            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="Helvetica, Arial, sans-serif" font-size="12">"#
-        );
-        // An opaque background keeps the plot readable on dark pages.
-        let _ = writeln!(svg, r#"<rect width="100%" height="100%" fill="white"/>"#);
-        let _ = writeln!(
-            svg,
-            r#"<text x="{}" y="26" text-anchor="middle" font-size="15" font-weight="bold">{}</text>"#,
-            (LEFT + RIGHT) / 2.0,
-            escape(&self.title)
-        );
+        {
+            let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+            // An opaque background keeps the plot readable on dark pages.
+            root.fill(&WHITE)?;
+            let (chart_area, legend) = root.split_horizontally(SIZE.0 - LEGEND_WIDTH);
+            let mut chart = ChartBuilder::on(&chart_area)
+                .caption(
+                    self.title,
+                    ("sans-serif", font_size(15.0)).into_font().style(FontStyle::Bold),
+                )
+                .margin_top(12)
+                .margin_left(12)
+                .x_label_area_size(48)
+                .y_label_area_size(62)
+                .build_cartesian_2d(x_spec, 0.0..y_top)?;
+            let x_label = |x: &f64| format!("{}%", tick_label(*x));
+            let y_label = |y: &f64| tick_label(*y);
+            // Asked for that many labels, plotters picks the same ticks: the finest round step
+            // that gives no more.
+            chart
+                .configure_mesh()
+                .x_labels(x_labels)
+                .y_labels(y_ticks.len())
+                .x_max_light_lines(x_light_lines)
+                .y_max_light_lines(0)
+                .x_label_formatter(&x_label)
+                .y_label_formatter(&y_label)
+                .label_style(("sans-serif", font_size(12.0)))
+                .axis_desc_style(("sans-serif", font_size(13.0)))
+                .x_desc(self.x_label)
+                .y_desc(self.y_label)
+                .bold_line_style(RGBColor(0xdd, 0xdd, 0xdd))
+                .light_line_style(RGBColor(0xf0, 0xf0, 0xf0))
+                .draw()?;
+            // Frame the plotting area on all four sides, as the axes only draw two.
+            let (w, h) = chart.plotting_area().dim_in_pixel();
+            chart.plotting_area().strip_coord_spec().draw(&Rectangle::new(
+                [(0, 0), (w as i32 - 1, h as i32 - 1)],
+                BLACK.stroke_width(1),
+            ))?;
 
-        for &x in &x_minor {
-            let _ = writeln!(
-                svg,
-                r##"<line x1="{0:.1}" y1="{TOP}" x2="{0:.1}" y2="{BOTTOM}" stroke="#f0f0f0"/>"##,
-                px(x)
-            );
-        }
-        for (x, label) in &x_ticks {
-            let _ = writeln!(
-                svg,
-                r##"<line x1="{0:.1}" y1="{TOP}" x2="{0:.1}" y2="{BOTTOM}" stroke="#dddddd"/><line x1="{0:.1}" y1="{BOTTOM}" x2="{0:.1}" y2="{1}" stroke="black"/><text x="{0:.1}" y="{2}" text-anchor="middle">{3}</text>"##,
-                px(*x),
-                BOTTOM + 5.0,
-                BOTTOM + 19.0,
-                escape(label)
-            );
-        }
-        for &y in &y_ticks {
-            let _ = writeln!(
-                svg,
-                r##"<line x1="{LEFT}" y1="{0:.1}" x2="{RIGHT}" y2="{0:.1}" stroke="#dddddd"/><line x1="{1}" y1="{0:.1}" x2="{LEFT}" y2="{0:.1}" stroke="black"/><text x="{2}" y="{3:.1}" text-anchor="end">{4}</text>"##,
-                py(y),
-                LEFT - 5.0,
-                LEFT - 8.0,
-                py(y) + 4.0,
-                tick_label(y, y_step)
-            );
-        }
-        let _ = writeln!(
-            svg,
-            r#"<rect x="{LEFT}" y="{TOP}" width="{}" height="{}" fill="none" stroke="black"/>"#,
-            RIGHT - LEFT,
-            BOTTOM - TOP
-        );
-        let _ = writeln!(
-            svg,
-            r#"<text x="{}" y="{}" text-anchor="middle" font-size="13">{}</text>"#,
-            (LEFT + RIGHT) / 2.0,
-            BOTTOM + 42.0,
-            escape(&self.x_label)
-        );
-        let _ = writeln!(
-            svg,
-            r#"<text transform="translate(20 {}) rotate(-90)" text-anchor="middle" font-size="13">{}</text>"#,
-            (TOP + BOTTOM) / 2.0,
-            escape(&self.y_label)
-        );
-
-        for (i, series) in self.series.iter().enumerate() {
-            let dash = if series.dashed { r#" stroke-dasharray="7 4""# } else { "" };
-            let coords: Vec<(f64, f64)> =
-                series.points.iter().map(|&(x, y)| (px(x), py(y))).collect();
-            if series.line && coords.len() > 1 {
-                let list: Vec<String> =
-                    coords.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
-                let _ = writeln!(
-                    svg,
-                    r#"<polyline fill="none" stroke="{}" stroke-width="2"{dash} points="{}"/>"#,
-                    series.color,
-                    list.join(" ")
-                );
-            }
-            let radius = if series.line { 3.0 } else { 5.0 };
-            if series.markers {
-                for (x, y) in &coords {
-                    let _ = writeln!(
-                        svg,
-                        r#"<circle cx="{x:.1}" cy="{y:.1}" r="{radius}" fill="{}" stroke="white" stroke-width="1"/>"#,
-                        series.color
-                    );
+            for series in &self.series {
+                let line = series.color.stroke_width(2);
+                let points = series.points.iter().copied();
+                if series.line && series.dashed {
+                    chart.draw_series(DashedLineSeries::new(points, DASH.0, DASH.1, line))?;
+                } else if series.line {
+                    chart.draw_series(LineSeries::new(points, line))?;
+                }
+                if series.markers {
+                    let radius = series.marker_radius();
+                    chart.draw_series(
+                        series.points.iter().map(|&p| marker(p, radius, series.color)),
+                    )?;
                 }
             }
 
-            // Legend entry: a sample of the line and marker, then the name.
-            let ly = TOP + 8.0 + 20.0 * i as f64;
-            let lx = RIGHT + 18.0;
-            if series.line {
-                let _ = writeln!(
-                    svg,
-                    r#"<line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" stroke="{}" stroke-width="2"{dash}/>"#,
-                    lx + 28.0,
-                    series.color
-                );
+            // The legend, right of the plotting area so that it never hides a line: a sample of
+            // each series' line and marker, then its name.
+            let top = chart.plotting_area().get_base_pixel().1;
+            let name_style = TextStyle::from(("sans-serif", font_size(12.0)).into_font())
+                .pos(Pos::new(HPos::Left, VPos::Center));
+            for (i, series) in self.series.iter().enumerate() {
+                let y = top + 8 + 20 * i as i32;
+                let (sample, line) = ([(18, y), (46, y)], series.color.stroke_width(2));
+                if series.line && series.dashed {
+                    legend.draw(&DashedPathElement::new(sample, DASH.0, DASH.1, line))?;
+                } else if series.line {
+                    legend.draw(&PathElement::new(sample, line))?;
+                }
+                if series.markers {
+                    legend.draw(&marker((32, y), series.marker_radius(), series.color))?;
+                }
+                legend.draw(&Text::new(series.name.as_str(), (54, y), name_style.clone()))?;
             }
-            if series.markers {
-                let _ = writeln!(
-                    svg,
-                    r#"<circle cx="{}" cy="{ly}" r="{radius}" fill="{}" stroke="white" stroke-width="1"/>"#,
-                    lx + 14.0,
-                    series.color
-                );
-            }
-            let _ = writeln!(
-                svg,
-                r#"<text x="{}" y="{}">{}</text>"#,
-                lx + 36.0,
-                ly + 4.0,
-                escape(&series.name)
-            );
+            root.present()?;
         }
-        svg.push_str("</svg>\n");
-        svg
+        Ok(svg)
     }
+}
+
+/// A circle around a point, in pixels from it.
+type Dot = Circle<(i32, i32), u32>;
+
+/// A filled dot with a white rim, which keeps markers apart where lines cross.
+fn marker<C, DB: DrawingBackend>(
+    at: C,
+    radius: u32,
+    color: RGBColor,
+) -> ComposedElement<C, DB, Dot, Dot> {
+    EmptyElement::at(at)
+        + Circle::new((0, 0), radius, color.filled())
+        + Circle::new((0, 0), radius, WHITE.stroke_width(1))
 }
 
 #[cfg(test)]
@@ -269,40 +450,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ticks_are_round_and_cover_the_range() {
-        assert_eq!(nice_ticks(0.0, 23.0), vec![0.0, 5.0, 10.0, 15.0, 20.0, 25.0]);
-        assert_eq!(nice_ticks(0.0, 100.0), vec![0.0, 20.0, 40.0, 60.0, 80.0, 100.0]);
-        let small = nice_ticks(0.0, 0.7);
-        assert!(small.len() >= 4 && *small.last().unwrap() >= 0.7, "{small:?}");
+    fn y_ticks_are_round_and_clear_the_largest_value() {
+        assert_eq!(y_ticks(23.0), vec![0.0, 5.0, 10.0, 15.0, 20.0, 25.0]);
+        // 5% headroom over 38 needs 39.9: ticks of 10 up to 40.
+        assert_eq!(y_ticks(38.0), vec![0.0, 10.0, 20.0, 30.0, 40.0]);
+        let small = y_ticks(0.7);
+        assert!(small.len() >= 4 && *small.last().unwrap() >= 0.7 * 1.05, "{small:?}");
     }
 
     #[test]
-    fn labels_use_the_step_precision() {
-        assert_eq!(tick_label(0.25, 0.05), "0.25");
-        assert_eq!(tick_label(20.0, 5.0), "20");
-        assert_eq!(tick_label(0.001, 0.001), "0.001");
+    fn a_missing_csv_file_is_named() {
+        let err = draw_all(Path::new("no such directory")).unwrap_err();
+        assert!(err.to_string().contains("fig4_space.csv"), "{err}");
     }
 
     #[test]
-    fn every_series_reaches_the_document() {
-        let plot = Plot {
-            title: "t <1>".into(),
-            x_label: "x".into(),
-            y_label: "y".into(),
-            x_scale: Scale::Log,
-            x_unit: "%",
-            x_range: None,
-            series: vec![Series {
-                name: "a & b".into(),
-                color: "red",
-                dashed: true,
-                line: true,
-                markers: true,
-                points: vec![(0.01, 1.0), (10.0, 2.0)],
-            }],
-        };
-        let svg = plot.render();
-        assert!(svg.contains("a &amp; b") && svg.contains("t &lt;1&gt;") && svg.contains("10%"));
-        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>\n"));
+    fn tick_labels_drop_rounding_noise() {
+        assert_eq!(tick_label(0.30000000000000004), "0.3");
+        assert_eq!(tick_label(20.0), "20");
+        assert_eq!(tick_label(0.001), "0.001");
+        assert_eq!(tick_label(-0.0), "0");
     }
 }
