@@ -18,8 +18,6 @@ mod experiments;
 mod filters;
 mod keys;
 mod output;
-#[path = "../common/peers.rs"]
-mod peers;
 mod svg;
 
 use std::path::PathBuf;
@@ -30,7 +28,7 @@ use lockfree_cuckoo::CuckooFilter;
 
 use crate::experiments::{run, Plan, Results};
 use crate::filters::{Parallel, Serial};
-use crate::peers::{Acf, Bloom, CfSip, Ours, Scalable};
+use lockfree_cuckoo_eval::peers::{Acf, Bloom, CfSip, Ours, Scalable};
 
 const USAGE: &str = "\
 Regenerates the cuckoo filter paper's evaluation (CoNEXT 2014, section 7) for lockfree-cuckoo
@@ -41,7 +39,7 @@ Usage: cargo run --release --example paper -- [OPTIONS]
 Options:
   --quick          CI mode: a 4 MiB table, 100,000-operation windows, 10% steps,
                    fewer positive fractions and false-positive queries; under a minute
-  --out DIR        output directory [default: <crate>/target/paper]
+  --out DIR        output directory [default: <workspace>/target/paper]
   --mib N          this crate's table size in MiB [default: 192; quick: 4]
   --ops N          operations per timed window [default: 1000000; quick: 100000]
   --threads N      threads for the concurrent lines [default: 2]
@@ -109,7 +107,7 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Option<Config>, Strin
     };
     Ok(Some(Config {
         quick,
-        out: out.unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/paper")),
+        out: out.unwrap_or_else(default_out),
         mib: mib.unwrap_or(if quick { 4 } else { 192 }),
         ops: ops.unwrap_or(if quick { 100_000 } else { 1_000_000 }),
         threads,
@@ -119,6 +117,12 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Option<Config>, Strin
         fpr_queries: if quick { 1 << 20 } else { 1 << 22 },
         positive_fractions: fractions.to_vec(),
     }))
+}
+
+/// `target/paper` of the workspace (the eval crate's parent directory).
+fn default_out() -> PathBuf {
+    let eval = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    eval.parent().unwrap_or(eval).join("target/paper")
 }
 
 /// A positive integer argument.

@@ -3,23 +3,22 @@
 //! run with `--lookups 0` is the cost of N lookups. Without a profiler it prints ns per lookup.
 //!
 //! ```text
-//! cargo build --release --example lookup_cost
-//! valgrind --tool=callgrind target/release/examples/lookup_cost --peer ours --lookups 1000000
-//! valgrind --tool=callgrind target/release/examples/lookup_cost --peer ours --lookups 0
+//! cargo build --release -p lockfree-cuckoo-eval --bin lookup_cost
+//! valgrind --tool=callgrind target/release/lookup_cost --peer ours --lookups 1000000
+//! valgrind --tool=callgrind target/release/lookup_cost --peer ours --lookups 0
 //! ```
 //!
 //! Peers: `ours`, `ours-batch`, `floor`, `floor-batch`, `cf-ahash`, `acf`. The filter holds
 //! `--items` keys (default 58,000, cache-resident; 30,000,000 and up for DRAM); the queries are
 //! half present, half absent.
 
-#[path = "../benches/groups/peers.rs"]
-mod peers;
-
 use std::hint::black_box;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use peers::{key, queries, Local, PRESENT};
+use lockfree_cuckoo_eval::floor::Floor;
+use lockfree_cuckoo_eval::keys::{key, queries, PRESENT};
+use lockfree_cuckoo_eval::peers::{self, Local};
 
 fn main() -> ExitCode {
     let (mut peer, mut items, mut lookups) = ("ours".to_string(), 58_000usize, 1_000_000usize);
@@ -71,7 +70,7 @@ fn main() -> ExitCode {
             }
         }
         "floor" | "floor-batch" => {
-            let f = peers::Floor::new(
+            let f = Floor::new(
                 lockfree_cuckoo::CuckooFilter::with_capacity(items).bucket_count(),
             );
             if peer == "floor" {

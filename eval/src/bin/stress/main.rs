@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
 use lockfree_cuckoo::{CuckooFilter, Stats};
+use lockfree_cuckoo_eval::keys::mix;
 
 const USAGE: &str = "\
 lockfree-cuckoo stress run: N threads share one Arc<CuckooFilter> at high load, mixing lookups,
@@ -155,14 +156,6 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Command, String>
         }
     }
     Ok(Command::Run(opts))
-}
-
-/// The splitmix64 finaliser: a bijection, so distinct inputs give distinct keys.
-fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 /// Key `seq` of thread `thread` (spaces below 2^20 threads), or of the never-inserted space.

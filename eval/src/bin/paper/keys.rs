@@ -6,7 +6,7 @@
 
 use std::ops::Range;
 
-use crate::peers::mix;
+use lockfree_cuckoo_eval::keys::mix;
 
 /// First index of the keys that are never inserted: inserted keys use indices below it, and
 /// `mix` is a bijection, so a query drawn from here is a true negative.

@@ -4,22 +4,20 @@
 //! would take most of an hour on two cores).
 //!
 //! ```text
-//! cargo run --release --example peers                       # 120,000,000 items
-//! cargo run --release --example peers -- --items 58000 --queries 10000000
-//! cargo run --release --example peers -- --peers ours,cf-ahash
+//! cargo run --release -p lockfree-cuckoo-eval --bin peers     # 120,000,000 items
+//! cargo run --release -p lockfree-cuckoo-eval --bin peers -- --items 58000 --queries 10000000
+//! cargo run --release -p lockfree-cuckoo-eval --bin peers -- --peers ours,cf-ahash
 //! ```
 //!
 //! Each filter is built for `items`, filled with `items` keys from empty on one thread (timed),
 //! asked `queries` keys that were never inserted (the measured false-positive rate), and emptied
 //! by removing every key (timed), then dropped before the next one is built.
 
-#[path = "../benches/groups/peers.rs"]
-mod peers;
-
 use std::process::ExitCode;
 use std::time::Instant;
 
-use peers::{key, Local, ABSENT, PRESENT};
+use lockfree_cuckoo_eval::keys::{key, ABSENT, PRESENT};
+use lockfree_cuckoo_eval::peers::{self, Local};
 
 const ALL: [&str; 8] =
     ["ours", "ours-batch", "cf-ahash", "cf", "acf", "fastbloom", "scalable", "dashset"];
