@@ -2,7 +2,12 @@
 //!
 //! Key `seq` of a key space is [`mix`] of the space and the sequence number: `mix` is a
 //! bijection, so distinct `(space, seq)` pairs give distinct keys, and a key of the
-//! [`ABSENT`] space is never one a benchmark inserted.
+//! [`ABSENT`] space is never one a benchmark inserted. Keys are named this way, not drawn from
+//! a generator, so that no set of keys has to be stored to know what was inserted; the query
+//! streams, which are random, come from `rand`.
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
 
 /// The splitmix64 finaliser: a bijection on `u64` with good avalanche, so distinct inputs give
 /// distinct keys.
@@ -27,19 +32,35 @@ pub const ABSENT: u64 = 1;
 /// First key space of the per-thread keys in the mixed workload.
 pub const THREAD_BASE: u64 = 16;
 
-/// A query stream of `len` keys (a power of two), `percent_positive` of them from the first
-/// `present` keys of [`PRESENT`], the rest from [`ABSENT`], shuffled.
+/// A query stream of `len` keys (a power of two), `percent_positive` of them drawn uniformly
+/// from the first `present` keys of [`PRESENT`], the rest from [`ABSENT`], in random order. The
+/// same `seed` gives the same stream (on every platform, with the locked `rand` version).
 pub fn queries(len: usize, present: usize, percent_positive: u32, seed: u64) -> Vec<u64> {
     assert!(len.is_power_of_two());
-    let mut rng = seed;
+    let mut rng = StdRng::seed_from_u64(seed);
     (0..len as u64)
         .map(|i| {
-            rng = mix(rng ^ i);
-            if (rng % 100) < u64::from(percent_positive) {
-                key(PRESENT, mix(rng) % present as u64)
+            if rng.random_ratio(percent_positive, 100) {
+                key(PRESENT, rng.random_range(0..present as u64))
             } else {
                 key(ABSENT, i + (seed << 32))
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queries_are_reproducible_and_respect_the_positive_share() {
+        let stream = queries(1 << 12, 1000, 50, 7);
+        assert_eq!(stream, queries(1 << 12, 1000, 50, 7));
+        let present: std::collections::HashSet<u64> = (0..1000).map(|i| key(PRESENT, i)).collect();
+        let hits = stream.iter().filter(|k| present.contains(k)).count();
+        assert!((1800..2300).contains(&hits), "{hits}");
+        assert!(queries(1 << 10, 1000, 0, 1).iter().all(|k| !present.contains(k)));
+        assert!(queries(1 << 10, 1000, 100, 1).iter().all(|k| present.contains(k)));
+    }
 }

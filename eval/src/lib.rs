@@ -11,3 +11,9 @@
 pub mod floor;
 pub mod keys;
 pub mod peers;
+
+/// Parses a number for a command-line flag, `_` separators allowed (`4_000_000`); the
+/// binaries' clap value parsers build on it.
+pub fn number<T: std::str::FromStr>(text: &str) -> Result<T, String> {
+    text.replace('_', "").parse().map_err(|_| format!("`{text}` is not a number"))
+}

@@ -8,37 +8,61 @@
 //! valgrind --tool=callgrind target/release/lookup_cost --peer ours --lookups 0
 //! ```
 //!
-//! Peers: `ours`, `ours-batch`, `floor`, `floor-batch`, `cf-ahash`, `acf`. The filter holds
-//! `--items` keys (default 58,000, cache-resident; 30,000,000 and up for DRAM); the queries are
-//! half present, half absent.
+//! Peers (`--peer`): `ours`, `ours-batch`, `floor`, `floor-batch`, `cf-ahash`, `acf`. The filter
+//! holds `--items` keys (default 58,000, cache-resident; 30,000,000 and up for DRAM); the queries
+//! are half present, half absent.
 
 use std::hint::black_box;
-use std::process::ExitCode;
 use std::time::Instant;
 
+use clap::{Parser, ValueEnum};
 use lockfree_cuckoo_eval::floor::Floor;
 use lockfree_cuckoo_eval::keys::{key, queries, PRESENT};
+use lockfree_cuckoo_eval::number;
 use lockfree_cuckoo_eval::peers::{self, Local};
 
-fn main() -> ExitCode {
-    let (mut peer, mut items, mut lookups) = ("ours".to_string(), 58_000usize, 1_000_000usize);
-    let mut args = std::env::args().skip(1);
-    while let Some(flag) = args.next() {
-        let Some(value) = args.next() else {
-            eprintln!("error: `{flag}` needs a value");
-            return ExitCode::from(2);
-        };
-        let number = || value.replace('_', "").parse::<usize>();
-        match (flag.as_str(), number()) {
-            ("--peer", _) => peer = value.clone(),
-            ("--items", Ok(n)) if n > 0 => items = n,
-            ("--lookups", Ok(n)) => lookups = n,
-            _ => {
-                eprintln!("error: bad argument `{flag} {value}`");
-                return ExitCode::from(2);
-            }
-        }
+/// A fixed number of lookups through one peer, for profilers; prints ns per lookup.
+#[derive(Debug, Parser)]
+#[command(name = "lookup_cost")]
+struct Args {
+    /// The filter to look up in
+    #[arg(long, value_enum, default_value = "ours")]
+    peer: Peer,
+    /// Keys the filter holds (58,000: cache-resident; 30,000,000 and up: DRAM)
+    #[arg(long, value_name = "N", default_value = "58000", value_parser = positive)]
+    items: usize,
+    /// Lookups to run (0: build and fill only, the baseline to subtract)
+    #[arg(long, value_name = "N", default_value = "1000000", value_parser = number::<usize>)]
+    lookups: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Peer {
+    /// Ours, `contains` one key at a time
+    Ours,
+    /// Ours, `contains_batch`
+    OursBatch,
+    /// The two-read floor, one key at a time
+    Floor,
+    /// The two-read floor, batched
+    FloorBatch,
+    /// cuckoofilter with ahash
+    CfAhash,
+    /// atomic-cuckoo-filter
+    Acf,
+}
+
+fn positive(text: &str) -> Result<usize, String> {
+    match number(text)? {
+        0 => Err("must be positive".into()),
+        n => Ok(n),
     }
+}
+
+fn main() {
+    let Args { peer, items, lookups } = Args::parse();
+    let name = peer.to_possible_value().expect("no variant is skipped");
+    let name = name.get_name();
     // Built and filled whatever the lookup count, so that a `--lookups 0` run measures setup.
     let stream = queries(1 << 16, items, 50, 3);
     let run = |lookup: &dyn Fn(&[u64], &mut [bool])| {
@@ -54,45 +78,38 @@ fn main() -> ExitCode {
             done += n;
         }
         let ns = start.elapsed().as_secs_f64() * 1e9 / lookups.max(1) as f64;
-        println!("{peer}: {lookups} lookups, {hits} hits, {ns:.1} ns a lookup");
+        println!("{name}: {lookups} lookups, {hits} hits, {ns:.1} ns a lookup");
     };
     let fill = |insert: &mut dyn FnMut(u64) -> bool| {
         (0..items as u64).filter(|&i| !insert(key(PRESENT, i))).count()
     };
-    match peer.as_str() {
-        "ours" | "ours-batch" => {
+    match peer {
+        Peer::Ours | Peer::OursBatch => {
             let mut f = peers::Ours::new(items);
             fill(&mut |k| f.insert(k));
-            if peer == "ours" {
+            if peer == Peer::Ours {
                 run(&|q, o| q.iter().zip(o).for_each(|(k, o)| *o = black_box(f.0.contains(k))));
             } else {
                 run(&|q, o| f.0.contains_batch(q, o));
             }
         }
-        "floor" | "floor-batch" => {
-            let f = Floor::new(
-                lockfree_cuckoo::CuckooFilter::with_capacity(items).bucket_count(),
-            );
-            if peer == "floor" {
+        Peer::Floor | Peer::FloorBatch => {
+            let f = Floor::new(lockfree_cuckoo::CuckooFilter::with_capacity(items).bucket_count());
+            if peer == Peer::Floor {
                 run(&|q, o| q.iter().zip(o).for_each(|(k, o)| *o = black_box(f.contains(*k))));
             } else {
                 run(&|q, o| f.contains_batch(q, o));
             }
         }
-        "cf-ahash" => {
+        Peer::CfAhash => {
             let mut f = peers::CfAhash::new(items);
             fill(&mut |k| f.insert(k));
             run(&|q, o| q.iter().zip(o).for_each(|(k, o)| *o = black_box(f.contains(*k))));
         }
-        "acf" => {
+        Peer::Acf => {
             let mut f = peers::Acf::new(items);
             fill(&mut |k| Local::insert(&mut f, k));
             run(&|q, o| q.iter().zip(o).for_each(|(k, o)| *o = black_box(f.0.contains(k))));
         }
-        other => {
-            eprintln!("error: unknown peer `{other}`");
-            return ExitCode::from(2);
-        }
     }
-    ExitCode::SUCCESS
 }

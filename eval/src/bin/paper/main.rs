@@ -6,132 +6,34 @@
 //! thread and several).
 //!
 //! ```text
-//! cargo run --release --example paper             # about 7.5 minutes on 2 cores
-//! cargo run --release --example paper -- --quick  # CI: small table, under a minute
-//! cargo run --release --example paper -- --help
+//! cargo paper            # about 7.5 minutes on 2 cores
+//! cargo paper --quick    # CI: small table, under a minute
+//! cargo paper --help
 //! ```
 //!
+//! (`cargo paper` is the workspace's alias of
+//! `cargo run --release -p lockfree-cuckoo-eval --bin paper --`.)
+//!
 //! Writes `target/paper/*.csv` and `target/paper/*.svg` and prints a summary; `PAPER.md` at
-//! the crate root discusses a default run against the paper's numbers.
+//! the repository root discusses a default run against the paper's numbers.
 
+mod cli;
 mod experiments;
 mod filters;
 mod keys;
 mod output;
 mod svg;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use clap::Parser;
 use lockfree_cuckoo::CuckooFilter;
 
+use crate::cli::{Args, Config};
 use crate::experiments::{run, Plan, Results};
 use crate::filters::{Parallel, Serial};
 use lockfree_cuckoo_eval::peers::{Acf, Bloom, CfSip, Ours, Scalable};
-
-const USAGE: &str = "\
-Regenerates the cuckoo filter paper's evaluation (CoNEXT 2014, section 7) for lockfree-cuckoo
-and its peers: CSV files and SVG plots in the output directory, and a summary on stdout.
-
-Usage: cargo run --release --example paper -- [OPTIONS]
-
-Options:
-  --quick          CI mode: a 4 MiB table, 100,000-operation windows, 10% steps,
-                   fewer positive fractions and false-positive queries; under a minute
-  --out DIR        output directory [default: <workspace>/target/paper]
-  --mib N          this crate's table size in MiB [default: 192; quick: 4]
-  --ops N          operations per timed window [default: 1000000; quick: 100000]
-  --threads N      threads for the concurrent lines [default: 2]
-  --no-peers       measure this crate only
-  -h, --help       print this help
-";
-
-/// Settings for one run, after defaults.
-#[derive(Debug, Clone)]
-pub(crate) struct Config {
-    pub(crate) quick: bool,
-    pub(crate) out: PathBuf,
-    pub(crate) mib: u64,
-    pub(crate) ops: u64,
-    pub(crate) threads: usize,
-    pub(crate) peers: bool,
-    /// Occupancy between points on Figures 6 to 8.
-    pub(crate) step: f64,
-    pub(crate) fpr_queries: u64,
-    pub(crate) positive_fractions: Vec<f64>,
-}
-
-/// Parses the arguments (without the program name). `Ok(None)` means help was asked for.
-fn parse(args: impl IntoIterator<Item = String>) -> Result<Option<Config>, String> {
-    let mut quick = false;
-    let mut peers = true;
-    let mut out = None;
-    let mut mib = None;
-    let mut ops = None;
-    let mut threads = None;
-    let mut args = args.into_iter();
-    while let Some(arg) = args.next() {
-        // Accept both `--flag value` and `--flag=value`.
-        let (flag, inline) = match arg.split_once('=') {
-            Some((flag, value)) if flag.starts_with("--") => {
-                (flag.to_owned(), Some(value.to_owned()))
-            }
-            _ => (arg.clone(), None),
-        };
-        let mut value = |name: &str| {
-            inline.clone().or_else(|| args.next()).ok_or_else(|| format!("{name} needs a value"))
-        };
-        match flag.as_str() {
-            "-h" | "--help" => return Ok(None),
-            "--quick" => quick = true,
-            "--no-peers" => peers = false,
-            "--out" => out = Some(PathBuf::from(value("--out")?)),
-            "--mib" => mib = Some(positive(&flag, &value("--mib")?)?),
-            "--ops" => ops = Some(positive(&flag, &value("--ops")?)?),
-            "--threads" => threads = Some(positive(&flag, &value("--threads")?)? as usize),
-            _ => return Err(format!("unknown argument `{arg}`")),
-        }
-        if inline.is_some() && matches!(flag.as_str(), "--quick" | "--no-peers" | "-h" | "--help") {
-            return Err(format!("{flag} takes no value"));
-        }
-    }
-    let threads = threads.unwrap_or(2);
-    if threads < 2 {
-        return Err("--threads must be at least 2: it sets the concurrent lines".to_owned());
-    }
-    let fractions: &[f64] = if quick {
-        &[0.0, 0.25, 0.5, 0.75, 1.0]
-    } else {
-        &[0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
-    };
-    Ok(Some(Config {
-        quick,
-        out: out.unwrap_or_else(default_out),
-        mib: mib.unwrap_or(if quick { 4 } else { 192 }),
-        ops: ops.unwrap_or(if quick { 100_000 } else { 1_000_000 }),
-        threads,
-        peers,
-        step: if quick { 0.10 } else { 0.05 },
-        // 4 Mi queries see about 500 false positives at this crate's rate: ±5%.
-        fpr_queries: if quick { 1 << 20 } else { 1 << 22 },
-        positive_fractions: fractions.to_vec(),
-    }))
-}
-
-/// `target/paper` of the workspace (the eval crate's parent directory).
-fn default_out() -> PathBuf {
-    let eval = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    eval.parent().unwrap_or(eval).join("target/paper")
-}
-
-/// A positive integer argument.
-fn positive(flag: &str, text: &str) -> Result<u64, String> {
-    match text.replace('_', "").parse::<u64>() {
-        Ok(n) if n > 0 => Ok(n),
-        _ => Err(format!("{flag} needs a positive integer, got `{text}`")),
-    }
-}
 
 /// This crate's filter with `bytes` of table (rounded up to whole buckets), built through the
 /// public builder, and the capacity asked for. The builder sizes by capacity and the bucket
@@ -173,17 +75,7 @@ fn load_average() -> String {
 }
 
 fn main() -> ExitCode {
-    let config = match parse(std::env::args().skip(1)) {
-        Ok(Some(config)) => config,
-        Ok(None) => {
-            print!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(message) => {
-            eprintln!("error: {message}\n\nRun with --help for the options.");
-            return ExitCode::from(2);
-        }
-    };
+    let config = Config::from(Args::parse());
     if cfg!(debug_assertions) {
         eprintln!("warning: built without --release; the timings will mean little");
     }
@@ -272,32 +164,5 @@ fn main() -> ExitCode {
     } else {
         eprintln!("error: lockfree-cuckoo lost items with {}", broken.join(" and "));
         ExitCode::FAILURE
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn args(list: &[&str]) -> Result<Option<Config>, String> {
-        parse(list.iter().map(|s| s.to_string()))
-    }
-
-    #[test]
-    fn flags_override_the_quick_defaults_in_any_order() {
-        let config = args(&["--mib=16", "--quick", "--ops", "5000"]).unwrap().unwrap();
-        assert!(config.quick);
-        assert_eq!((config.mib, config.ops), (16, 5000));
-        assert_eq!(args(&[]).unwrap().unwrap().mib, 192);
-        assert!(args(&["--help"]).unwrap().is_none());
-    }
-
-    #[test]
-    fn bad_arguments_are_explained() {
-        assert!(args(&["--bogus"]).unwrap_err().contains("--bogus"));
-        assert!(args(&["--mib"]).unwrap_err().contains("needs a value"));
-        assert!(args(&["--ops", "0"]).unwrap_err().contains("positive"));
-        assert!(args(&["--threads", "1"]).unwrap_err().contains("at least 2"));
-        assert!(args(&["--quick=yes"]).unwrap_err().contains("takes no value"));
     }
 }

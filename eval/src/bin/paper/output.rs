@@ -4,9 +4,9 @@ use std::fs;
 use std::io;
 use std::time::Duration;
 
+use crate::cli::Config;
 use crate::experiments::{Point, Results, Snapshot};
 use crate::svg::{Plot, Scale, Series};
-use crate::Config;
 
 /// The paper's Table 3 (192 MB filters, 12-bit fingerprints for the cuckoo filters, one
 /// thread of a Xeon L5640): name, million items, bits per item, false-positive rate in percent,
