@@ -1,7 +1,7 @@
 //! Bad snapshots: every byte string yields a filter or a `LoadError`, never a panic, and never
 //! an allocation larger than the input justifies. All deterministic (seeded).
 
-mod snapshot_common;
+pub mod snapshot_common;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;

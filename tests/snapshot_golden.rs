@@ -2,14 +2,17 @@
 //! contents: a change to the format, the checksum, the probe keys or the mapping from hashes to
 //! buckets and fingerprints breaks every saved filter, and fails here first.
 //!
-//! The file was written by `cargo run --example golden_snapshot` (see `FORMAT.md`). The version 1
+//! The file is [`golden_filter`] saved, and `golden_filter_saves_as_the_committed_file` writes
+//! it anew when `LFC_WRITE_GOLDEN` names a path (see `FORMAT.md`). The version 1
 //! file `tests/data/golden-v1.bin`, from the same filter before the hash was mixed, must be
 //! refused: it maps items differently, so loading it would answer false negatives.
 
-mod snapshot_common;
+pub mod snapshot_common;
 
 use lockfree_cuckoo::{CuckooFilter, LoadError};
-use snapshot_common::{golden_present, golden_removed, Fnv, GOLDEN_BUCKETS, GOLDEN_DUP};
+use snapshot_common::{
+    golden_filter, golden_present, golden_removed, Fnv, GOLDEN_BUCKETS, GOLDEN_DUP,
+};
 
 const GOLDEN: &[u8] = include_bytes!("data/golden-v2.bin");
 const GOLDEN_V1: &[u8] = include_bytes!("data/golden-v1.bin");
@@ -68,6 +71,19 @@ fn golden_v2_loads_with_its_contents() {
 fn golden_v2_saves_back_byte_for_byte() {
     let filter = CuckooFilter::from_bytes_with_hasher(GOLDEN, Fnv).unwrap();
     assert_eq!(filter.to_bytes(), GOLDEN);
+}
+
+/// The filter the golden file was written from still saves as the committed bytes. With
+/// `LFC_WRITE_GOLDEN=<path>` set, writes its snapshot to that path instead: how a new format
+/// version gets its golden file (`LFC_WRITE_GOLDEN=tests/data/golden-v3.bin cargo test --test
+/// snapshot_golden golden_filter`); keep the old files.
+#[test]
+fn golden_filter_saves_as_the_committed_file() {
+    let bytes = golden_filter().to_bytes();
+    match std::env::var_os("LFC_WRITE_GOLDEN") {
+        Some(path) => std::fs::write(&path, &bytes).expect("writing the golden file"),
+        None => assert_eq!(bytes, GOLDEN, "the golden filter no longer saves as golden-v2.bin"),
+    }
 }
 
 #[test]

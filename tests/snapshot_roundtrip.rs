@@ -1,6 +1,6 @@
 //! Saving and loading filters: contents, counts, hashers, streams and errors of the writer.
 
-mod snapshot_common;
+pub mod snapshot_common;
 
 use std::collections::hash_map::RandomState;
 use std::error::Error as _;

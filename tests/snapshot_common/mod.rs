@@ -1,6 +1,5 @@
-//! Shared by the snapshot tests and the golden-file generator (`examples/golden_snapshot.rs`).
-
-#![allow(dead_code)]
+//! Shared by the snapshot tests, which each declare it `pub mod snapshot_common;`: the public
+//! items of a public module count as used, so a test may use only some of them.
 
 use std::hash::{BuildHasher, Hasher};
 
@@ -10,10 +9,11 @@ use lockfree_cuckoo::CuckooFilter;
 /// over the bytes (integers little-endian), then the SplitMix64 finaliser so that the high bits
 /// (the bucket) are as well mixed as the low ones (the fingerprint).
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Fnv;
+pub struct Fnv;
 
+/// The state of an [`Fnv`] hash: the FNV-1a accumulator.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct FnvHasher(u64);
+pub struct FnvHasher(u64);
 
 impl BuildHasher for Fnv {
     type Hasher = FnvHasher;
@@ -55,25 +55,25 @@ impl Hasher for FnvHasher {
 }
 
 /// Buckets of the golden filter.
-pub(crate) const GOLDEN_BUCKETS: usize = 32;
+pub const GOLDEN_BUCKETS: usize = 32;
 
 /// Keys inserted into the golden filter: 0..110, every tenth removed again.
-pub(crate) fn golden_present() -> impl Iterator<Item = u64> {
+pub fn golden_present() -> impl Iterator<Item = u64> {
     (0..110u64).filter(|k| k % 10 != 3)
 }
 
 /// Keys inserted into the golden filter and removed again.
-pub(crate) fn golden_removed() -> impl Iterator<Item = u64> {
+pub fn golden_removed() -> impl Iterator<Item = u64> {
     (0..110u64).filter(|k| k % 10 == 3)
 }
 
 /// A string inserted three times into the golden filter.
-pub(crate) const GOLDEN_DUP: &str = "three times";
+pub const GOLDEN_DUP: &str = "three times";
 
 /// The filter whose snapshot is `tests/data/golden-v2.bin` (and, written by a version 1 build,
 /// `golden-v1.bin`): 32 buckets, the [`Fnv`] hasher,
 /// single-threaded and therefore deterministic.
-pub(crate) fn golden_filter() -> CuckooFilter<Fnv> {
+pub fn golden_filter() -> CuckooFilter<Fnv> {
     let filter = CuckooFilter::builder().bucket_count(GOLDEN_BUCKETS).hasher(Fnv).build();
     for k in 0..110u64 {
         filter.insert(&k).expect("the golden filter fits");
@@ -88,7 +88,7 @@ pub(crate) fn golden_filter() -> CuckooFilter<Fnv> {
 }
 
 /// CRC-64/XZ, bit by bit (the format's checksum), for tests that forge snapshots.
-pub(crate) fn crc64(bytes: &[u8]) -> u64 {
+pub fn crc64(bytes: &[u8]) -> u64 {
     let mut crc = !0u64;
     for &byte in bytes {
         crc ^= u64::from(byte);
@@ -100,7 +100,7 @@ pub(crate) fn crc64(bytes: &[u8]) -> u64 {
 }
 
 /// Rewrites the trailing checksum of a snapshot after its other bytes were changed.
-pub(crate) fn reseal(bytes: &mut [u8]) {
+pub fn reseal(bytes: &mut [u8]) {
     let body = bytes.len() - 8;
     let crc = crc64(&bytes[..body]);
     bytes[body..].copy_from_slice(&crc.to_le_bytes());
