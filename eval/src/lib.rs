@@ -5,8 +5,8 @@
 //! The binaries (`src/bin/`): `stress` (the concurrency stress run, `cargo stress`), `paper`
 //! (the cuckoo filter paper's evaluation, `cargo paper`; see `PAPER.md`), `peers` (space,
 //! false-positive rate and one-shot fill and remove rates of every peer) and `lookup_cost` (a
-//! fixed number of lookups for profilers). The criterion benchmarks are `benches/filter.rs`;
-//! `BENCHMARKS.md` describes them all.
+//! fixed number of lookups for profilers). The criterion benchmarks are `benches/filter.rs`
+//! (`cargo bench -p lockfree-cuckoo-eval`). `BENCHMARKS.md` describes them all.
 
 pub mod floor;
 pub mod keys;

@@ -1,4 +1,4 @@
-//! Benchmark groups for `benches/filter.rs`, configured from the environment.
+//! Benchmark groups for `eval/benches/filter.rs`, configured from the environment.
 //!
 //! | variable | default | meaning |
 //! |---|---|---|

@@ -20,6 +20,8 @@ pub(crate) struct Tally {
     pub(crate) false_negatives: u64,
 }
 
+/// What the summary shows: the options, every thread's tally merged, the filter's counters and
+/// the checks of the quiescent filter after the run.
 pub(crate) struct Report {
     pub(crate) opts: Options,
     pub(crate) elapsed: f64,
