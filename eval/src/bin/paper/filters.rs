@@ -1,4 +1,4 @@
-//! The filters under test (the peers of `examples/common/peers.rs`) behind one interface, and
+//! The filters under test (the peers of the eval crate's `peers` module) behind one interface, and
 //! the drivers that run batches of operations on them from one thread or several.
 //!
 //! Each batch is one virtual call; the loop inside is compiled per filter, so the interface
@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::thread;
 
 use crate::keys::key;
-use crate::peers::{Acf, Bloom, CfSip, Local, Ours, Scalable, Shared};
+use lockfree_cuckoo_eval::peers::{Acf, Bloom, CfSip, Local, Ours, Scalable, Shared};
 
 /// A filter used from one thread: a [`Local`] peer (keys are `u64`s, hashed by each filter's
 /// own default hasher, as the paper includes hashing in its timings) plus what the figures

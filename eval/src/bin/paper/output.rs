@@ -4,8 +4,8 @@ use std::fs;
 use std::io;
 use std::time::Duration;
 
+use crate::cli::Config;
 use crate::experiments::{Point, Results, Snapshot};
-use crate::Config;
 
 /// The paper's Table 3 (192 MB filters, 12-bit fingerprints for the cuckoo filters, one
 /// thread of a Xeon L5640): name, million items, bits per item, false-positive rate in percent,
@@ -294,6 +294,7 @@ pub(crate) fn print_summary(config: &Config, results: &[Results], run: &Run) {
 mod tests {
     use super::*;
     use crate::experiments::Snapshot;
+    use clap::Parser;
 
     /// A pass with two points on every figure and a Table 3 row.
     fn pass(name: &str, threads: usize) -> Results {
@@ -326,8 +327,8 @@ mod tests {
     #[test]
     fn every_plot_is_drawn_from_the_csv_files_written() {
         let dir = std::env::temp_dir().join(format!("paper-output-{}", std::process::id()));
-        let config =
-            crate::parse(["--out".to_owned(), dir.display().to_string()]).unwrap().unwrap();
+        let out = dir.display().to_string();
+        let config = Config::from(crate::cli::Args::parse_from(["paper", "--out", out.as_str()]));
         let results =
             [pass("lockfree-cuckoo", 1), pass("lockfree-cuckoo", 2), pass("fastbloom", 1)];
         let run = Run {

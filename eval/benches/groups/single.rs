@@ -5,8 +5,9 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode, Throughput};
+use lockfree_cuckoo_eval::keys::{key, PRESENT};
+use lockfree_cuckoo_eval::peers::Local;
 
-use super::peers::{key, Local, PRESENT};
 use super::{group, Config, Size, PERCENTS};
 
 /// Items a batched-lookup iteration checks.

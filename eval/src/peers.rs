@@ -1,50 +1,22 @@
-//! The filters we compare against, behind two small traits, and the key function every
-//! measurement shares. Included with `#[path]` by the criterion benches (through
-//! `benches/groups/peers.rs`, which `examples/peers.rs` and `examples/lookup_cost.rs` include
-//! too) and by the paper example (`examples/paper`); this directory has no `main.rs`, so cargo
-//! does not build it as an example.
+//! The filters we compare against, behind two small traits.
 //!
 //! - [`Local`]: single-threaded use; inserts and removes take `&mut self`, so a single-threaded
 //!   peer pays no lock in the single-thread measurements.
 //! - [`Shared`]: concurrent use through `&self`; single-threaded peers sit behind a `RwLock`.
 //!   Every [`Shared`] filter is a [`Local`] one too, through `&self`.
 
-// Each includer uses a different subset (the paper example: no names, key spaces, `DashSet`, `RwLock`).
-#![allow(dead_code)]
-
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::Hasher;
 use std::sync::RwLock;
 
 use lockfree_cuckoo::CuckooFilter;
 
+use crate::keys::{key, PRESENT};
+
 /// `cuckoofilter`'s hasher parameter for its ahash variant.
-pub(crate) type AHasher = ahash::AHasher;
-
-/// The splitmix64 finaliser: a bijection on `u64` with good avalanche, so distinct inputs give
-/// distinct keys.
-#[inline]
-pub(crate) fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-/// Key `seq` of key space `space` (0: the inserted set; 1: never inserted; 2..: per-thread).
-#[inline]
-pub(crate) fn key(space: u64, seq: u64) -> u64 {
-    mix(space << 48 | seq)
-}
-
-/// Key space of the items a benchmark inserts up front.
-pub(crate) const PRESENT: u64 = 0;
-/// Key space of items no benchmark ever inserts.
-pub(crate) const ABSENT: u64 = 1;
-/// First key space of the per-thread keys in the mixed workload.
-pub(crate) const THREAD_BASE: u64 = 16;
+pub type AHasher = ahash::AHasher;
 
 /// A filter used from one thread.
-pub(crate) trait Local {
+pub trait Local {
     /// Display name, as used in benchmark ids and tables.
     fn name(&self) -> &'static str;
     /// Inserts `key`; false when the filter refused it.
@@ -66,7 +38,7 @@ pub(crate) trait Local {
 }
 
 /// A filter shared by threads through `&self`.
-pub(crate) trait Shared: Sync {
+pub trait Shared: Sync {
     /// Display name.
     fn name(&self) -> &'static str;
     /// Inserts `key`; false when refused.
@@ -112,10 +84,10 @@ impl<T: Shared> Local for T {
 // lockfree-cuckoo
 
 /// Ours.
-pub(crate) struct Ours(pub(crate) CuckooFilter);
+pub struct Ours(pub CuckooFilter);
 
 impl Ours {
-    pub(crate) fn new(capacity: usize) -> Self {
+    pub fn new(capacity: usize) -> Self {
         Self(CuckooFilter::with_capacity(capacity))
     }
 }
@@ -146,18 +118,18 @@ impl Shared for Ours {
 
 /// `cuckoofilter::CuckooFilter<H>`: 8-bit fingerprints, four per bucket, a power-of-two bucket
 /// count, random-walk inserts of up to 500 kicks; `RwLock`-wrapped for [`Shared`].
-pub(crate) struct Cf<H> {
-    pub(crate) inner: cuckoofilter::CuckooFilter<H>,
+pub struct Cf<H> {
+    pub inner: cuckoofilter::CuckooFilter<H>,
     name: &'static str,
     /// Fingerprint slots of its table: its constructor's own rounding, the next power of two
     /// of the capacity (at least four), four to a bucket.
-    pub(crate) slots: u64,
+    pub slots: u64,
 }
 
 /// `cuckoofilter` with its default hasher (SipHash-1-3 via `std`'s `DefaultHasher`).
-pub(crate) type CfSip = Cf<std::collections::hash_map::DefaultHasher>;
+pub type CfSip = Cf<std::collections::hash_map::DefaultHasher>;
 /// `cuckoofilter` with `ahash::AHasher`.
-pub(crate) type CfAhash = Cf<AHasher>;
+pub type CfAhash = Cf<AHasher>;
 
 impl<H: Hasher + Default> Cf<H> {
     fn named(capacity: usize, name: &'static str) -> Self {
@@ -167,13 +139,13 @@ impl<H: Hasher + Default> Cf<H> {
 }
 
 impl CfSip {
-    pub(crate) fn new(capacity: usize) -> Self {
+    pub fn new(capacity: usize) -> Self {
         Self::named(capacity, "cuckoofilter")
     }
 }
 
 impl CfAhash {
-    pub(crate) fn new(capacity: usize) -> Self {
+    pub fn new(capacity: usize) -> Self {
         Self::named(capacity, "cuckoofilter+ahash")
     }
 }
@@ -200,7 +172,7 @@ impl<H: Hasher + Default> Local for Cf<H> {
 }
 
 /// A single-threaded peer behind a `RwLock`: reads share the lock, writes take it exclusively.
-pub(crate) struct Locked<T>(pub(crate) RwLock<T>);
+pub struct Locked<T>(pub RwLock<T>);
 
 impl<T: Local + Send + Sync> Shared for Locked<T> {
     fn name(&self) -> &'static str {
@@ -237,10 +209,10 @@ impl<T: Local + Send + Sync> Shared for Locked<T> {
 /// `atomic_cuckoo_filter::CuckooFilter` with its defaults (16-bit fingerprints, 4 a bucket, a
 /// power-of-two bucket count, `std`'s `DefaultHasher`); lock-free simple inserts, but evictions
 /// and removes take its writer lock.
-pub(crate) struct Acf(pub(crate) atomic_cuckoo_filter::CuckooFilter);
+pub struct Acf(pub atomic_cuckoo_filter::CuckooFilter);
 
 impl Acf {
-    pub(crate) fn new(capacity: usize) -> Self {
+    pub fn new(capacity: usize) -> Self {
         Self(atomic_cuckoo_filter::CuckooFilter::with_capacity(capacity))
     }
 }
@@ -271,14 +243,14 @@ impl Shared for Acf {
 // fastbloom 0.17 AtomicBloomFilter (concurrent, no remove)
 
 /// `fastbloom::AtomicBloomFilter` sized for `items` at false-positive rate `fp`, default hasher.
-pub(crate) struct Bloom {
-    pub(crate) inner: fastbloom::AtomicBloomFilter,
+pub struct Bloom {
+    pub inner: fastbloom::AtomicBloomFilter,
     /// The item count it was sized for.
-    pub(crate) items: usize,
+    pub items: usize,
 }
 
 impl Bloom {
-    pub(crate) fn new(items: usize, fp: f64) -> Self {
+    pub fn new(items: usize, fp: f64) -> Self {
         Self {
             inner: fastbloom::AtomicBloomFilter::with_false_pos(fp).expected_items(items),
             items,
@@ -317,10 +289,10 @@ impl Shared for Bloom {
 
 /// `scalable_cuckoo_filter::ScalableCuckooFilter<u64>` with its defaults (SipHash-1-3) but the
 /// initial capacity and false-positive rate given; it never refuses, it adds a larger table.
-pub(crate) struct Scalable(pub(crate) scalable_cuckoo_filter::ScalableCuckooFilter<u64>);
+pub struct Scalable(pub scalable_cuckoo_filter::ScalableCuckooFilter<u64>);
 
 impl Scalable {
-    pub(crate) fn new(capacity: usize, fp: f64) -> Self {
+    pub fn new(capacity: usize, fp: f64) -> Self {
         Self(scalable_cuckoo_filter::ScalableCuckooFilter::new(capacity, fp))
     }
 }
@@ -351,10 +323,10 @@ impl Local for Scalable {
 // dashmap 6 DashSet<u64> (exact concurrent set, std RandomState)
 
 /// `dashmap::DashSet<u64>` with its default hasher: the exact set a user might pick instead.
-pub(crate) struct Dash(pub(crate) dashmap::DashSet<u64>);
+pub struct Dash(pub dashmap::DashSet<u64>);
 
 impl Dash {
-    pub(crate) fn new(capacity: usize) -> Self {
+    pub fn new(capacity: usize) -> Self {
         Self(dashmap::DashSet::with_capacity(capacity))
     }
 }
@@ -382,6 +354,3 @@ impl Shared for Dash {
         self.0.capacity() * 8 / 7 * 9
     }
 }
-
-/// `BuildHasherDefault` spelled for peers that take a `BuildHasher`.
-pub(crate) type AhashBuild = BuildHasherDefault<AHasher>;

@@ -1,11 +1,12 @@
 //! The one benchmark entry point: every group, every peer, in one run on one machine, so the
 //! ratios between peers are measured under the same conditions.
 //!
-//! `cargo bench --bench filter` runs the cache-resident (58,000 items) and DRAM-resident
-//! (120,000,000 items, tables of 128 MiB and more) sizes; see `benches/groups/mod.rs` for the
-//! environment variables that pick sizes, peers, groups and measurement times. Criterion's own
-//! arguments still apply (`cargo bench --bench filter -- contains_50pct`), but filtering by
-//! name does not skip the building of filters; `LFC_BENCH_PEERS` and `LFC_BENCH_GROUPS` do.
+//! `cargo bench -p lockfree-cuckoo-eval` runs the cache-resident (58,000 items) and
+//! DRAM-resident (120,000,000 items, tables of 128 MiB and more) sizes; see
+//! `eval/benches/groups/mod.rs` for the environment variables that pick sizes, peers, groups and
+//! measurement times. Criterion's own arguments still apply
+//! (`cargo bench -p lockfree-cuckoo-eval -- contains_50pct`), but filtering by name does not skip
+//! the building of filters; `LFC_BENCH_PEERS` and `LFC_BENCH_GROUPS` do.
 
 mod groups;
 

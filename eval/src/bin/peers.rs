@@ -4,25 +4,57 @@
 //! would take most of an hour on two cores).
 //!
 //! ```text
-//! cargo run --release --example peers                       # 120,000,000 items
-//! cargo run --release --example peers -- --items 58000 --queries 10000000
-//! cargo run --release --example peers -- --peers ours,cf-ahash
+//! cargo run --release -p lockfree-cuckoo-eval --bin peers     # 120,000,000 items
+//! cargo run --release -p lockfree-cuckoo-eval --bin peers -- --items 58000 --queries 10000000
+//! cargo run --release -p lockfree-cuckoo-eval --bin peers -- --peers ours,cf-ahash
 //! ```
 //!
 //! Each filter is built for `items`, filled with `items` keys from empty on one thread (timed),
 //! asked `queries` keys that were never inserted (the measured false-positive rate), and emptied
 //! by removing every key (timed), then dropped before the next one is built.
 
-#[path = "../benches/groups/peers.rs"]
-mod peers;
-
-use std::process::ExitCode;
 use std::time::Instant;
 
-use peers::{key, Local, ABSENT, PRESENT};
+use clap::{Parser, ValueEnum};
+use lockfree_cuckoo_eval::keys::{key, ABSENT, PRESENT};
+use lockfree_cuckoo_eval::number;
+use lockfree_cuckoo_eval::peers::{self, Local};
 
-const ALL: [&str; 8] =
-    ["ours", "ours-batch", "cf-ahash", "cf", "acf", "fastbloom", "scalable", "dashset"];
+/// Space, false-positive rate and one-shot fill and remove rates of every peer at the same item
+/// count (the table behind BENCHMARKS.md's space section).
+#[derive(Debug, Parser)]
+#[command(name = "peers")]
+struct Args {
+    /// Items each filter is built for and filled with
+    #[arg(long, value_name = "N", default_value = "120000000", value_parser = positive)]
+    items: usize,
+    /// Never-inserted keys asked, for the measured false-positive rate
+    #[arg(long, value_name = "N", default_value = "10000000", value_parser = positive)]
+    queries: usize,
+    /// Peers to measure, comma-separated, in the order given [default: all]
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "PEER,...")]
+    peers: Vec<Peer>,
+}
+
+/// The peers, in the default run order.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Peer {
+    Ours,
+    OursBatch,
+    CfAhash,
+    Cf,
+    Acf,
+    Fastbloom,
+    Scalable,
+    Dashset,
+}
+
+fn positive(text: &str) -> Result<usize, String> {
+    match number(text)? {
+        0 => Err("must be positive".into()),
+        n => Ok(n),
+    }
+}
 
 /// Ours filled through `insert_batch` (1024 keys a call) and emptied through `remove`.
 struct OursBatched(peers::Ours);
@@ -115,47 +147,10 @@ fn measure<P: Local>(make: impl FnOnce() -> P, items: usize, queries: usize) -> 
     }
 }
 
-fn main() -> ExitCode {
-    let mut items = 120_000_000usize;
-    let mut queries = 10_000_000usize;
-    let mut which: Vec<String> = ALL.iter().map(|s| s.to_string()).collect();
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        let mut value = |flag: &str| match args.next().map(|v| v.replace('_', "")) {
-            Some(v) => Ok(v),
-            None => Err(format!("`{flag}` needs a value")),
-        };
-        let result = match arg.as_str() {
-            "--items" => value("--items")
-                .and_then(|v| v.parse().map_err(|e| format!("--items: {e}")))
-                .map(|v| items = v),
-            "--queries" => value("--queries")
-                .and_then(|v| v.parse().map_err(|e| format!("--queries: {e}")))
-                .map(|v| queries = v),
-            "--peers" => value("--peers").and_then(|v| {
-                let list: Vec<String> = v.split(',').map(str::to_string).collect();
-                match list.iter().find(|p| !ALL.contains(&p.as_str())) {
-                    Some(bad) => Err(format!("unknown peer `{bad}`, expected some of {ALL:?}")),
-                    None => {
-                        which = list;
-                        Ok(())
-                    }
-                }
-            }),
-            "-h" | "--help" => {
-                println!("usage: peers [--items N] [--queries N] [--peers {}]", ALL.join(","));
-                return ExitCode::SUCCESS;
-            }
-            other => Err(format!("unknown argument `{other}`")),
-        };
-        if let Err(msg) = result {
-            eprintln!("error: {msg}");
-            return ExitCode::from(2);
-        }
-    }
-    if items == 0 || queries == 0 {
-        eprintln!("error: --items and --queries must be positive");
-        return ExitCode::from(2);
+fn main() {
+    let Args { items, queries, peers: mut which } = Args::parse();
+    if which.is_empty() {
+        which = Peer::value_variants().to_vec();
     }
 
     let ours = lockfree_cuckoo::CuckooFilter::with_capacity(items);
@@ -164,17 +159,16 @@ fn main() -> ExitCode {
     // The false-positive rate our filter has at `items`, for the peers sized by a target rate.
     let fp = 8.0 * (items as f64 / lanes as f64) / 65532.0;
     let mut rows = Vec::new();
-    for peer in &which {
-        rows.push(match peer.as_str() {
-            "ours" => measure(|| peers::Ours::new(items), items, queries),
-            "ours-batch" => measure(|| OursBatched(peers::Ours::new(items)), items, queries),
-            "cf-ahash" => measure(|| peers::CfAhash::new(items), items, queries),
-            "cf" => measure(|| peers::CfSip::new(items), items, queries),
-            "acf" => measure(|| peers::Acf::new(items), items, queries),
-            "fastbloom" => measure(|| peers::Bloom::new(items, fp), items, queries),
-            "scalable" => measure(|| peers::Scalable::new(items, fp), items, queries),
-            "dashset" => measure(|| peers::Dash::new(items), items, queries),
-            _ => unreachable!(),
+    for peer in which {
+        rows.push(match peer {
+            Peer::Ours => measure(|| peers::Ours::new(items), items, queries),
+            Peer::OursBatch => measure(|| OursBatched(peers::Ours::new(items)), items, queries),
+            Peer::CfAhash => measure(|| peers::CfAhash::new(items), items, queries),
+            Peer::Cf => measure(|| peers::CfSip::new(items), items, queries),
+            Peer::Acf => measure(|| peers::Acf::new(items), items, queries),
+            Peer::Fastbloom => measure(|| peers::Bloom::new(items, fp), items, queries),
+            Peer::Scalable => measure(|| peers::Scalable::new(items, fp), items, queries),
+            Peer::Dashset => measure(|| peers::Dash::new(items), items, queries),
         });
     }
 
@@ -212,5 +206,4 @@ fn main() -> ExitCode {
             r.remove_missed + r.false_negatives
         );
     }
-    ExitCode::SUCCESS
 }

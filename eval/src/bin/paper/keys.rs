@@ -6,7 +6,10 @@
 
 use std::ops::Range;
 
-use crate::peers::mix;
+use lockfree_cuckoo_eval::keys::mix;
+use rand::distr::{Bernoulli, Distribution};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
 
 /// First index of the keys that are never inserted: inserted keys use indices below it, and
 /// `mix` is a bijection, so a query drawn from here is a true negative.
@@ -73,51 +76,31 @@ impl KeySet {
     }
 }
 
-/// A splitmix64 stream: the query generator's only source of randomness, seeded so every run
-/// asks the same questions.
-#[derive(Debug)]
-pub(crate) struct Rng(u64);
-
-impl Rng {
-    pub(crate) fn new(seed: u64) -> Self {
-        Self(seed)
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(1);
-        mix(self.0)
-    }
-
-    /// Uniform in `0..bound` by multiply-shift; the bias is below 2^-40 for our bounds.
-    fn below(&mut self, bound: u64) -> u64 {
-        ((u128::from(self.next()) * u128::from(bound)) >> 64) as u64
-    }
-}
-
 /// Generates lookup keys: positives drawn uniformly from a [`KeySet`], negatives from keys
 /// never inserted. Queries are generated before the clock starts, as the paper pre-generates its
 /// items, so the timings measure the filter and not the generator.
 #[derive(Debug)]
 pub(crate) struct Queries {
-    rng: Rng,
+    /// Seeded, so every run (and every filter) is asked the same questions; `StdRng` gives the
+    /// same stream on every platform, and generation is not timed, so its speed does not matter.
+    rng: StdRng,
     /// Next never-inserted index; negatives never repeat, so each false positive is a new one.
     next_absent: u64,
 }
 
 impl Queries {
     pub(crate) fn new(seed: u64) -> Self {
-        Self { rng: Rng::new(seed), next_absent: ABSENT_BASE }
+        Self { rng: StdRng::seed_from_u64(seed), next_absent: ABSENT_BASE }
     }
 
     /// `count` queries, each positive with probability `positive` (0.0 to 1.0), in random order.
     pub(crate) fn mixed(&mut self, held: &KeySet, count: usize, positive: f64) -> Vec<u64> {
-        // Compare against a 53-bit threshold so 0.0 and 1.0 are exact.
-        let threshold = (positive * (1u64 << 53) as f64) as u64;
+        // Exact at 0.0 and 1.0.
+        let coin = Bernoulli::new(positive).expect("a fraction from 0.0 to 1.0");
         (0..count)
             .map(|_| {
-                let coin = self.rng.next() >> 11;
-                if held.len() > 0 && coin < threshold {
-                    key(held.nth(self.rng.below(held.len())))
+                if coin.sample(&mut self.rng) && held.len() > 0 {
+                    key(held.nth(self.rng.random_range(0..held.len())))
                 } else {
                     self.next_absent += 1;
                     key(self.next_absent)

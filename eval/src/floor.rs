@@ -1,53 +1,26 @@
-//! The benchmarks' side of the peers: the shared adapters of `examples/common/peers.rs` (see
-//! there for [`Local`] and [`Shared`]), plus the query streams and the two-read floor only the
-//! benchmarks use. Used by the criterion benches (`benches/filter.rs`) and by
-//! `examples/peers.rs` and `examples/lookup_cost.rs`.
-
-// The examples use only part of it (neither uses the floor; `examples/peers.rs` no queries).
-#![allow(dead_code)]
+//! The two-read floor: what any two-bucket lookup costs at least, measured beside ours by the
+//! benchmarks and `lookup_cost`.
 
 use std::hash::BuildHasher;
 
 use lockfree_cuckoo::DefaultHashBuilder;
 
-#[path = "../../examples/common/peers.rs"]
-mod common;
-
-pub(crate) use common::*;
-
-/// A query stream of `len` keys (a power of two), `percent_positive` of them from the first
-/// `present` keys of [`PRESENT`], the rest from [`ABSENT`], shuffled.
-pub(crate) fn queries(len: usize, present: usize, percent_positive: u32, seed: u64) -> Vec<u64> {
-    assert!(len.is_power_of_two());
-    let mut rng = seed;
-    (0..len as u64)
-        .map(|i| {
-            rng = mix(rng ^ i);
-            if (rng % 100) < u64::from(percent_positive) {
-                key(PRESENT, mix(rng) % present as u64)
-            } else {
-                key(ABSENT, i + (seed << 32))
-            }
-        })
-        .collect()
-}
-
-// ---------------------------------------------------------------------------------------------
-// The two-read floor
+use crate::keys::mix;
+use crate::peers::Shared;
 
 /// The floor under any two-bucket lookup: hash the key with our hasher, read two pseudo-random
 /// words of an array as large as our table, combine them. No validation, no fingerprint logic.
-pub(crate) struct Floor {
+pub struct Floor {
     words: Box<[u64]>,
     hasher: DefaultHashBuilder,
 }
 
 /// Keys [`Floor::contains_batch`] hashes and prefetches ahead of the one it reads.
-pub(crate) const FLOOR_BATCH: usize = 16;
+pub const FLOOR_BATCH: usize = 16;
 
 impl Floor {
     /// An array of `words` words, each written (so no page is a shared zero page).
-    pub(crate) fn new(words: usize) -> Self {
+    pub fn new(words: usize) -> Self {
         let words: Box<[u64]> = (0..words as u64).map(|i| mix(i) | 1).collect();
         Self { words, hasher: DefaultHashBuilder::default() }
     }
@@ -63,7 +36,7 @@ impl Floor {
 
     /// Hash, two reads, and a lane-free comparison so the reads cannot be optimised away.
     #[inline]
-    pub(crate) fn contains(&self, key: u64) -> bool {
+    pub fn contains(&self, key: u64) -> bool {
         let (a, b, f) = self.indexes(key);
         (self.words[a] ^ self.words[b]) & 0xFFFF == f
     }
@@ -71,7 +44,7 @@ impl Floor {
     /// [`contains`](Self::contains) over a slice, prefetching [`FLOOR_BATCH`] keys ahead: the
     /// same rolling window as our `contains_batch`.
     #[inline]
-    pub(crate) fn contains_batch(&self, keys: &[u64], out: &mut [bool]) {
+    pub fn contains_batch(&self, keys: &[u64], out: &mut [bool]) {
         let mut ring = [(0usize, 0usize, 0u64); FLOOR_BATCH];
         for (slot, &k) in ring.iter_mut().zip(keys) {
             *slot = self.indexes(k);
@@ -115,7 +88,7 @@ impl Shared for Floor {
 
 /// A read prefetch of the cache line holding `value` (a no-op off x86_64).
 #[inline(always)]
-pub(crate) fn prefetch<T>(value: &T) {
+pub fn prefetch<T>(value: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is a hint: it never faults and reads nothing the program can observe;
     // the pointer comes from a live reference anyway.

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Collects criterion results into the Markdown tables of BENCHMARKS.md.
 
-Usage: python3 benches/report.py [--prefix GROUP_PREFIX] CRITERION_DIR [CRITERION_DIR ...]
+Usage: python3 eval/report.py [--prefix GROUP_PREFIX] CRITERION_DIR [CRITERION_DIR ...]
 
 Each CRITERION_DIR is one run's `target/<dir>/criterion` (copy it aside between runs: criterion
 keeps only the latest result of each benchmark). Every group becomes a table of M ops/s, one

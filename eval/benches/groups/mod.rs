@@ -1,4 +1,4 @@
-//! Benchmark groups for `benches/filter.rs`, configured from the environment.
+//! Benchmark groups for `eval/benches/filter.rs`, configured from the environment.
 //!
 //! | variable | default | meaning |
 //! |---|---|---|
@@ -10,15 +10,17 @@
 //! | `LFC_BENCH_WARMUP` | 0.5 | criterion warm-up time per benchmark, seconds |
 //! | `LFC_BENCH_DRAM_FILLS` | unset | set: also `insert` and `remove` at the DRAM size (slow) |
 //!
-//! A quick smoke run: `LFC_BENCH_LARGE=0 LFC_BENCH_SECS=0.2 LFC_BENCH_WARMUP=0.1 cargo bench`.
+//! A quick smoke run:
+//! `LFC_BENCH_LARGE=0 LFC_BENCH_SECS=0.2 LFC_BENCH_WARMUP=0.1 cargo bench -p lockfree-cuckoo-eval`.
 
-pub(crate) mod peers;
 pub(crate) mod single;
 pub(crate) mod threads;
 
 use std::time::Duration;
 
 use criterion::{measurement::WallTime, BenchmarkGroup, Criterion};
+use lockfree_cuckoo_eval::keys::{self, key, PRESENT};
+use lockfree_cuckoo_eval::peers::Local;
 
 /// Peer keys accepted by `LFC_BENCH_PEERS`, in run order.
 pub(crate) const PEERS: &[&str] =
@@ -117,7 +119,7 @@ impl Size {
         let fp = 8.0 * (n as f64 / lanes as f64) / 65532.0;
         // Cache-resident: a query stream that stays in L2 beside the table; DRAM: 32 MiB.
         let len = if n < 1_000_000 { 1 << 14 } else { 1 << 22 };
-        let queries = PERCENTS.map(|p| peers::queries(len, fill, p, u64::from(p) + 7));
+        let queries = PERCENTS.map(|p| keys::queries(len, fill, p, u64::from(p) + 7));
         Self { label, n, fill, table_bytes: ours.bucket_count() * 8, fp, queries }
     }
 }
@@ -139,9 +141,7 @@ fn fill_with(count: usize, threads: usize, insert: impl Fn(u64) -> bool + Sync) 
             .map(|t| {
                 let (lo, hi) = (t * count / threads, (t + 1) * count / threads);
                 s.spawn(move || {
-                    (lo as u64..hi as u64)
-                        .filter(|&i| !insert(peers::key(peers::PRESENT, i)))
-                        .count()
+                    (lo as u64..hi as u64).filter(|&i| !insert(key(PRESENT, i))).count()
                 })
             })
             .collect();
@@ -149,8 +149,8 @@ fn fill_with(count: usize, threads: usize, insert: impl Fn(u64) -> bool + Sync) 
     })
 }
 
-fn fill_local<P: peers::Local>(filter: &mut P, count: usize) -> usize {
-    (0..count as u64).filter(|&i| !filter.insert(peers::key(peers::PRESENT, i))).count()
+fn fill_local<P: Local>(filter: &mut P, count: usize) -> usize {
+    (0..count as u64).filter(|&i| !filter.insert(key(PRESENT, i))).count()
 }
 
 fn report_fill(size: &Size, name: &str, refused: usize, start: std::time::Instant) {
@@ -164,7 +164,8 @@ fn report_fill(size: &Size, name: &str, refused: usize, start: std::time::Instan
 
 /// Every group of `size`, peer by peer: each peer is built and filled once, measured, dropped.
 pub(crate) fn run(c: &mut criterion::Criterion, cfg: &Config, size: &Size) {
-    use peers::*;
+    use lockfree_cuckoo_eval::floor::Floor;
+    use lockfree_cuckoo_eval::peers::*;
     use std::time::Instant;
     let dram_fills = std::env::var_os("LFC_BENCH_DRAM_FILLS").is_some();
     let fills = size.n < 1_000_000 || dram_fills;

@@ -5,8 +5,9 @@ use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput};
+use lockfree_cuckoo_eval::keys::{key, PRESENT, THREAD_BASE};
+use lockfree_cuckoo_eval::peers::Shared;
 
-use super::peers::{key, Shared, PRESENT, THREAD_BASE};
 use super::{group, Config, Size};
 
 /// Thread counts of the `contains` group.

@@ -1,0 +1,115 @@
+//! A fixed number of lookups through one peer, for profilers: under
+//! `valgrind --tool=callgrind`, the instruction count of a run with `--lookups N` minus that of a
+//! run with `--lookups 0` is the cost of N lookups. Without a profiler it prints ns per lookup.
+//!
+//! ```text
+//! cargo build --release -p lockfree-cuckoo-eval --bin lookup_cost
+//! valgrind --tool=callgrind target/release/lookup_cost --peer ours --lookups 1000000
+//! valgrind --tool=callgrind target/release/lookup_cost --peer ours --lookups 0
+//! ```
+//!
+//! Peers (`--peer`): `ours`, `ours-batch`, `floor`, `floor-batch`, `cf-ahash`, `acf`. The filter
+//! holds `--items` keys (default 58,000, cache-resident; 30,000,000 and up for DRAM); the queries
+//! are half present, half absent.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use clap::{Parser, ValueEnum};
+use lockfree_cuckoo_eval::floor::Floor;
+use lockfree_cuckoo_eval::keys::{key, queries, PRESENT};
+use lockfree_cuckoo_eval::number;
+use lockfree_cuckoo_eval::peers::{self, Local};
+
+/// A fixed number of lookups through one peer, for profilers; prints ns per lookup.
+#[derive(Debug, Parser)]
+#[command(name = "lookup_cost")]
+struct Args {
+    /// The filter to look up in
+    #[arg(long, value_enum, default_value = "ours")]
+    peer: Peer,
+    /// Keys the filter holds (58,000: cache-resident; 30,000,000 and up: DRAM)
+    #[arg(long, value_name = "N", default_value = "58000", value_parser = positive)]
+    items: usize,
+    /// Lookups to run (0: build and fill only, the baseline to subtract)
+    #[arg(long, value_name = "N", default_value = "1000000", value_parser = number::<usize>)]
+    lookups: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Peer {
+    /// Ours, `contains` one key at a time
+    Ours,
+    /// Ours, `contains_batch`
+    OursBatch,
+    /// The two-read floor, one key at a time
+    Floor,
+    /// The two-read floor, batched
+    FloorBatch,
+    /// cuckoofilter with ahash
+    CfAhash,
+    /// atomic-cuckoo-filter
+    Acf,
+}
+
+fn positive(text: &str) -> Result<usize, String> {
+    match number(text)? {
+        0 => Err("must be positive".into()),
+        n => Ok(n),
+    }
+}
+
+fn main() {
+    let Args { peer, items, lookups } = Args::parse();
+    let name = peer.to_possible_value().expect("no variant is skipped");
+    let name = name.get_name();
+    // Built and filled whatever the lookup count, so that a `--lookups 0` run measures setup.
+    let stream = queries(1 << 16, items, 50, 3);
+    let run = |lookup: &dyn Fn(&[u64], &mut [bool])| {
+        let mut out = vec![false; 1024];
+        let mut hits = 0usize;
+        let start = Instant::now();
+        let mut done = 0;
+        while done < lookups {
+            let at = done % stream.len();
+            let n = (lookups - done).min(1024).min(stream.len() - at);
+            lookup(&stream[at..at + n], &mut out[..n]);
+            hits += out[..n].iter().filter(|&&b| b).count();
+            done += n;
+        }
+        let ns = start.elapsed().as_secs_f64() * 1e9 / lookups.max(1) as f64;
+        println!("{name}: {lookups} lookups, {hits} hits, {ns:.1} ns a lookup");
+    };
+    let fill = |insert: &mut dyn FnMut(u64) -> bool| {
+        (0..items as u64).filter(|&i| !insert(key(PRESENT, i))).count()
+    };
+    match peer {
+        Peer::Ours | Peer::OursBatch => {
+            let mut f = peers::Ours::new(items);
+            fill(&mut |k| f.insert(k));
+            if peer == Peer::Ours {
+                run(&|q, o| q.iter().zip(o).for_each(|(k, o)| *o = black_box(f.0.contains(k))));
+            } else {
+                run(&|q, o| f.0.contains_batch(q, o));
+            }
+        }
+        Peer::Floor | Peer::FloorBatch => {
+            let f = Floor::new(lockfree_cuckoo::CuckooFilter::with_capacity(items).bucket_count());
+            if peer == Peer::Floor {
+                run(&|q, o| q.iter().zip(o).for_each(|(k, o)| *o = black_box(f.contains(*k))));
+            } else {
+                run(&|q, o| f.contains_batch(q, o));
+            }
+        }
+        Peer::CfAhash => {
+            let mut f = peers::CfAhash::new(items);
+            fill(&mut |k| f.insert(k));
+            run(&|q, o| q.iter().zip(o).for_each(|(k, o)| *o = black_box(f.contains(*k))));
+        }
+        Peer::Acf => {
+            let mut f = peers::Acf::new(items);
+            fill(&mut |k| Local::insert(&mut f, k));
+            run(&|q, o| q.iter().zip(o).for_each(|(k, o)| *o = black_box(f.0.contains(k))));
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! Regenerates the evaluation of Fan, Andersen, Kaminsky and Mitzenmacher, "Cuckoo Filter:
+//! Practically Better Than Bloom" (CoNEXT 2014, section 7) for this crate and its peers:
+//! Table 3 (space, false-positive rate, construction rate of a 192 MiB filter), Figure 4 (bits
+//! per item against false-positive rate), Figure 5 (lookups against the fraction of positive
+//! queries) and Figures 6 to 8 (lookup, insert and delete throughput against occupancy, one
+//! thread and several).
+//!
+//! ```text
+//! cargo paper            # about 7.5 minutes on 2 cores
+//! cargo paper --quick    # CI: small table, under a minute
+//! cargo paper --plot-only --out eval/figures/paper   # redraw the plots, no measuring
+//! cargo paper --help
+//! ```
+//!
+//! (`cargo paper` is the workspace's alias of
+//! `cargo run --release -p lockfree-cuckoo-eval --bin paper --`.)
+//!
+//! Writes `target/paper/*.csv` and `target/paper/*.svg` and prints a summary; `PAPER.md` at
+//! the repository root discusses a default run against the paper's numbers.
+
+mod cli;
+mod experiments;
+mod filters;
+mod keys;
+mod output;
+mod svg;
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::Parser;
+use lockfree_cuckoo::CuckooFilter;
+
+use crate::cli::{Args, Config};
+use crate::experiments::{run, Plan, Results};
+use crate::filters::{Parallel, Serial};
+use lockfree_cuckoo_eval::peers::{Acf, Bloom, CfSip, Ours, Scalable};
+
+/// This crate's filter with `bytes` of table (rounded up to whole buckets), built through the
+/// public builder, and the capacity asked for. The builder sizes by capacity and the bucket
+/// count grows monotonically with it, so the least capacity giving that many buckets is found by
+/// bisection from a guess at the crate's documented 94% promise: about a dozen builds.
+fn sized_filter(bytes: u64) -> (CuckooFilter, usize) {
+    let buckets = bytes.div_ceil(8) as usize;
+    let large_enough =
+        |capacity| CuckooFilter::builder().capacity(capacity).build().bucket_count() >= buckets;
+    let mut hi = buckets * 4 * 94 / 100;
+    while !large_enough(hi) {
+        hi += hi / 64 + 1;
+    }
+    // Widen downwards until the bracket's low end is too small, then bisect.
+    let mut width = 64;
+    let mut lo = hi.saturating_sub(width);
+    while lo > 0 && large_enough(lo) {
+        hi = lo;
+        width *= 2;
+        lo = hi.saturating_sub(width);
+    }
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if large_enough(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    (CuckooFilter::builder().capacity(hi).build(), hi)
+}
+
+/// The 1-, 5- and 15-minute load averages, where the system reports them: other work on the
+/// machine is the largest source of noise in these timings, so the output records it.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|text| text.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".to_owned())
+}
+
+fn main() -> ExitCode {
+    let config = Config::from(Args::parse());
+    if config.plot_only {
+        return match svg::draw_all(&config.out) {
+            Ok(files) => {
+                println!("wrote {files} files to {}", config.out.display());
+                ExitCode::SUCCESS
+            }
+            Err(err) => {
+                eprintln!("error: redrawing the plots in {}: {err}", config.out.display());
+                ExitCode::FAILURE
+            }
+        };
+    }
+    if cfg!(debug_assertions) {
+        eprintln!("warning: built without --release; the timings will mean little");
+    }
+    let started = Instant::now();
+    let load_before = load_average();
+    let (filter, requested) = sized_filter(config.mib << 20);
+    let capacity = filter.capacity() as u64;
+    let plan = Plan {
+        ops: config.ops,
+        step: config.step,
+        fpr_queries: config.fpr_queries,
+        positive_fractions: config.positive_fractions.clone(),
+        capacity_mark: capacity,
+        stop_at: None,
+    };
+    eprintln!(
+        "paper: {} mode; {:.1} MiB table ({} buckets, promised capacity {capacity}); windows of \
+         {} operations, occupancy steps of {:.0}%",
+        if config.quick { "quick" } else { "default" },
+        (filter.bucket_count() * 8) as f64 / f64::from(1 << 20),
+        filter.bucket_count(),
+        config.ops,
+        config.step * 100.0
+    );
+
+    let mut results: Vec<Results> = Vec::new();
+    let name = "lockfree-cuckoo";
+    results.push(run(name, &mut Serial(Ours(filter)), &plan));
+    let ours_parallel = Ours(CuckooFilter::builder().capacity(requested).build());
+    results.push(run(
+        name,
+        &mut Parallel { filter: ours_parallel, threads: config.threads },
+        &plan,
+    ));
+
+    if config.peers {
+        let ours = results[0].full;
+        // Filters that cannot refuse are filled to the items ours held; the Bloom filter is
+        // also sized for ours' measured false-positive rate (or its expected one if the
+        // queries found none), to show what the same job costs it in space.
+        let same_items = Plan { stop_at: Some(ours.items), ..plan.clone() };
+        let fpr = if ours.fpr > 0.0 { ours.fpr } else { 8.0 * results[0].max_load / 65532.0 };
+        let n = capacity as usize;
+
+        results.push(run("cuckoofilter", &mut Serial(CfSip::new(n)), &plan));
+        let atomic = || Acf::new(n);
+        results.push(run("atomic-cuckoo-filter", &mut Serial(atomic()), &plan));
+        let threads = config.threads;
+        results.push(run(
+            "atomic-cuckoo-filter",
+            &mut Parallel { filter: atomic(), threads },
+            &plan,
+        ));
+        // Only the concurrent cuckoo peer gets a threaded line: it is the comparison that
+        // matters for this crate, and each extra pass at 192 MiB costs a minute or two.
+        results.push(run(
+            "fastbloom",
+            &mut Serial(Bloom::new(ours.items as usize, fpr)),
+            &same_items,
+        ));
+        let scalable = scalable_cuckoo_filter::ScalableCuckooFilterBuilder::new()
+            .initial_capacity(n)
+            .false_positive_probability(fpr)
+            .finish();
+        results.push(run("scalable_cuckoo_filter", &mut Serial(Scalable(scalable)), &same_items));
+    }
+
+    let run = output::Run { elapsed: started.elapsed(), load_before, load_after: load_average() };
+    let files = match output::write_all(&config, &results, &run) {
+        Ok(files) => files,
+        Err(err) => {
+            eprintln!("error: writing to {}: {err}", config.out.display());
+            return ExitCode::FAILURE;
+        }
+    };
+    output::print_summary(&config, &results, &run);
+    println!("\nwrote {files} files to {}", config.out.display());
+    // The run doubles as a smoke test in CI: this crate must never lose an item.
+    let broken: Vec<String> = results
+        .iter()
+        .filter(|r| r.name == name && (r.false_negatives > 0 || r.lost != Some(0)))
+        .map(|r| format!("{} thread(s)", r.threads))
+        .collect();
+    if broken.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("error: lockfree-cuckoo lost items with {}", broken.join(" and "));
+        ExitCode::FAILURE
+    }
+}

@@ -1,0 +1,301 @@
+//! The concurrency stress run: threads share one `Arc<CuckooFilter>` near full load and insert,
+//! look up and remove at once; every thread tracks the keys it owns, so any false negative is
+//! caught, during the run and in a verification pass at the end.
+//!
+//! ```text
+//! cargo stress                          # 4 threads, 20 s, 90/5/5
+//! cargo stress --duration 3 --json
+//! cargo stress --help
+//! ```
+//!
+//! (`cargo stress` is the workspace's alias of
+//! `cargo run --release -p lockfree-cuckoo-eval --bin stress --`.)
+//!
+//! Exit status: 0 when no false negative was seen and every check passed, 1 otherwise, 2 for a
+//! bad command line.
+
+mod cli;
+mod report;
+
+use std::collections::VecDeque;
+use std::io::Write as _;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use crossbeam_utils::CachePadded;
+use lockfree_cuckoo::CuckooFilter;
+use lockfree_cuckoo_eval::keys::mix;
+use rand::rngs::SmallRng;
+use rand::{RngCore, SeedableRng};
+
+use crate::cli::Options;
+use crate::report::{grouped, json, table, Report, Snapshots, Tally};
+
+// Keys are named, not drawn: `mix` is a bijection, so the keys of different threads and the
+// never-inserted ones cannot collide, and a lookup of a key that was never inserted is a true
+// negative by construction.
+
+/// Key `seq` of thread `thread` (spaces below 2^20 threads), or of the never-inserted space.
+fn owned_key(seed: u64, thread: usize, seq: u64) -> u64 {
+    mix(mix(seed) ^ ((thread as u64 + 1) << 40 | seq))
+}
+
+fn absent_key(seed: u64, seq: u64) -> u64 {
+    mix(mix(seed) ^ (1 << 63 | seq))
+}
+
+/// Per-thread counters the progress line reads; each on its own cache line.
+#[derive(Default)]
+struct Live {
+    contains: AtomicU64,
+    inserts: AtomicU64,
+    removes: AtomicU64,
+    false_negatives: AtomicU64,
+}
+
+/// Keys a thread owns: inserted and not yet removed, oldest first.
+struct Owned {
+    keys: VecDeque<u64>,
+    next_seq: u64,
+}
+
+fn prefill(filter: &CuckooFilter, opts: &Options, thread: usize, quota: usize) -> (Owned, u64) {
+    let target = quota * opts.fill as usize / 100;
+    let mut owned = Owned { keys: VecDeque::with_capacity(quota), next_seq: 0 };
+    let mut refused = 0;
+    while owned.keys.len() < target {
+        let key = owned_key(opts.seed, thread, owned.next_seq);
+        owned.next_seq += 1;
+        match filter.insert(&key) {
+            Ok(()) => owned.keys.push_back(key),
+            Err(_) => {
+                refused += 1;
+                break;
+            }
+        }
+    }
+    (owned, refused)
+}
+
+fn worker(
+    filter: &CuckooFilter,
+    opts: &Options,
+    thread: usize,
+    quota: usize,
+    owned: &mut Owned,
+    live: &Live,
+    stop: &AtomicBool,
+) -> Tally {
+    // Operation choices and lookup targets: a fast generator, as it runs once an operation.
+    let mut rng = SmallRng::seed_from_u64(opts.seed ^ (thread as u64) << 32);
+    let mut tally = Tally::default();
+    let [c, i, _] = opts.mix;
+    let mut absent_seq = (thread as u64) << 40;
+    let mut since_publish = 0u64;
+    loop {
+        let r = rng.next_u64();
+        let roll = (r % 100) as u32;
+        if roll < c {
+            // Half the lookups ask for a key this thread owns (must be true), half for a key
+            // nobody inserted (a true answer is a false positive).
+            if r >> 32 & 1 == 0 && !owned.keys.is_empty() {
+                let key = owned.keys[(r >> 33) as usize % owned.keys.len()];
+                tally.owned_checks += 1;
+                if !filter.contains(&key) {
+                    tally.false_negatives += 1;
+                    live.false_negatives.fetch_add(1, Relaxed);
+                }
+            } else {
+                absent_seq += 1;
+                tally.absent_checks += 1;
+                tally.absent_positives +=
+                    u64::from(filter.contains(&absent_key(opts.seed, absent_seq)));
+            }
+            tally.contains += 1;
+        } else if (roll < c + i && owned.keys.len() < quota) || owned.keys.is_empty() {
+            let key = owned_key(opts.seed, thread, owned.next_seq);
+            owned.next_seq += 1;
+            tally.inserts += 1;
+            match filter.insert(&key) {
+                Ok(()) => owned.keys.push_back(key),
+                Err(_) => tally.refused += 1,
+            }
+        } else {
+            // A remove (or an insert that would pass the thread's share of the capacity).
+            let key = owned.keys.pop_front().expect("not empty");
+            tally.removes += 1;
+            if !filter.remove(&key) {
+                tally.removes_missed += 1;
+            }
+        }
+        since_publish += 1;
+        if since_publish == 4096 {
+            since_publish = 0;
+            live.contains.store(tally.contains, Relaxed);
+            live.inserts.store(tally.inserts, Relaxed);
+            live.removes.store(tally.removes, Relaxed);
+            if stop.load(Relaxed) {
+                return tally;
+            }
+        }
+    }
+}
+
+/// Takes snapshots back to back until `stop`, each written into one reused buffer.
+fn snapshotter(filter: &CuckooFilter, stop: &AtomicBool) -> Snapshots {
+    let mut out = Snapshots::default();
+    let mut bytes = Vec::new();
+    while !stop.load(Relaxed) {
+        bytes.clear();
+        let started = Instant::now();
+        let info = filter.write_to(&mut bytes).expect("writing into a Vec");
+        out.millis.push(started.elapsed().as_secs_f64() * 1e3);
+        out.captured += info.captured_by_writers;
+    }
+    out.millis.sort_by(f64::total_cmp);
+    out
+}
+
+fn run(opts: Options) -> Report {
+    let filter = Arc::new(CuckooFilter::with_capacity(opts.capacity));
+    let quota = opts.capacity / opts.threads;
+    let live: Arc<Vec<CachePadded<Live>>> =
+        Arc::new((0..opts.threads).map(|_| CachePadded::new(Live::default())).collect());
+    let stop = Arc::new(AtomicBool::new(false));
+    let start_line = Arc::new(Barrier::new(opts.threads + 1));
+
+    eprint!("prefilling {} threads x {} keys ...", opts.threads, quota * opts.fill as usize / 100);
+    let handles: Vec<_> = (0..opts.threads)
+        .map(|t| {
+            let (filter, live, stop, start_line, opts) = (
+                Arc::clone(&filter),
+                Arc::clone(&live),
+                Arc::clone(&stop),
+                Arc::clone(&start_line),
+                opts.clone(),
+            );
+            std::thread::spawn(move || {
+                let (mut owned, refused) = prefill(&filter, &opts, t, quota);
+                start_line.wait();
+                let tally = worker(&filter, &opts, t, quota, &mut owned, &live[t], &stop);
+                (owned, tally, refused)
+            })
+        })
+        .collect();
+    start_line.wait();
+    let start = Instant::now();
+    eprintln!(" done");
+    let snapshots = opts.snapshots.then(|| {
+        let (filter, stop) = (Arc::clone(&filter), Arc::clone(&stop));
+        std::thread::spawn(move || snapshotter(&filter, &stop))
+    });
+    let mut last = (Instant::now(), 0u64);
+    while start.elapsed() < opts.duration {
+        std::thread::sleep(
+            Duration::from_millis(200).min(opts.duration.saturating_sub(start.elapsed())),
+        );
+        let ops: u64 = live
+            .iter()
+            .map(|l| l.contains.load(Relaxed) + l.inserts.load(Relaxed) + l.removes.load(Relaxed))
+            .sum();
+        let fneg: u64 = live.iter().map(|l| l.false_negatives.load(Relaxed)).sum();
+        let now = Instant::now();
+        let rate = (ops - last.1) as f64 / now.duration_since(last.0).as_secs_f64() / 1e6;
+        last = (now, ops);
+        let stats = filter.stats();
+        eprint!(
+            "\r  {:5.1}/{:.0} s {:>12} ops {:6.2} M/s  load {:.3}  relocations {:>10}  \
+             conservative {}  false negatives {}  ",
+            start.elapsed().as_secs_f64(),
+            opts.duration.as_secs_f64(),
+            grouped(ops),
+            rate,
+            filter.load_factor(),
+            grouped(stats.relocations),
+            stats.conservative_lookups,
+            fneg
+        );
+        let _ = std::io::stderr().flush();
+    }
+    stop.store(true, Relaxed);
+    let mut tally = Tally::default();
+    let mut owned_all = Vec::new();
+    let mut prefill_refused = 0;
+    for h in handles {
+        let (owned, t, refused) = h.join().expect("worker panicked");
+        prefill_refused += refused;
+        tally.contains += t.contains;
+        tally.owned_checks += t.owned_checks;
+        tally.absent_checks += t.absent_checks;
+        tally.absent_positives += t.absent_positives;
+        tally.inserts += t.inserts;
+        tally.refused += t.refused;
+        tally.removes += t.removes;
+        tally.removes_missed += t.removes_missed;
+        tally.false_negatives += t.false_negatives;
+        owned_all.extend(owned.keys);
+    }
+    let snapshots = snapshots.map(|s| s.join().expect("snapshotter panicked")).unwrap_or_default();
+    let elapsed = start.elapsed().as_secs_f64();
+    eprintln!("\nverifying {} live keys ...", owned_all.len());
+
+    // Quiescent now: every lookup of an owned key must be true, through both lookup paths.
+    let stats = filter.stats();
+    let (len, load) = (filter.len(), filter.load_factor());
+    let verify_missed_scalar = owned_all.iter().filter(|k| !filter.contains(*k)).count() as u64;
+    let mut answers = vec![false; owned_all.len()];
+    filter.contains_batch(&owned_all, &mut answers);
+    let verify_missed_batch = answers.iter().filter(|&&b| !b).count() as u64;
+    let final_fp_queries = 1_000_000u64;
+    let final_fp_hits = (0..final_fp_queries)
+        .filter(|&i| filter.contains(&absent_key(opts.seed ^ 1, i)))
+        .count() as u64;
+    let memory = filter.memory_usage();
+    let buckets = filter.bucket_count();
+    // Removing every owned key must find each one and leave the filter empty: nothing lost,
+    // nothing duplicated.
+    let verify_remove_missed = owned_all.iter().filter(|k| !filter.remove(*k)).count() as u64;
+    let left_after_remove = filter.len();
+    Report {
+        opts,
+        elapsed,
+        tally,
+        stats,
+        load,
+        len,
+        live_keys: owned_all.len(),
+        buckets,
+        memory,
+        final_fp_queries,
+        final_fp_hits,
+        verify_missed_scalar,
+        verify_missed_batch,
+        verify_remove_missed,
+        left_after_remove,
+        prefill_refused,
+        snapshots,
+    }
+}
+
+fn main() -> ExitCode {
+    let opts = Options::parse();
+    let report = run(opts);
+    if report.opts.json {
+        println!("{}", json(&report));
+    } else {
+        print!("{}", table(&report));
+    }
+    if report.passed() {
+        ExitCode::SUCCESS
+    } else {
+        if report.false_negatives() > 0 {
+            eprintln!("FAIL: {} false negatives", report.false_negatives());
+        } else {
+            eprintln!("FAIL: a verification check failed (see the summary)");
+        }
+        ExitCode::from(1)
+    }
+}

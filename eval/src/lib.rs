@@ -1,0 +1,19 @@
+//! What the evaluation binaries and benchmarks of `lockfree-cuckoo` share: the key spaces and
+//! query streams every measurement uses ([`keys`]), the peer filters behind two small traits
+//! ([`peers`]) and the two-read floor under any two-bucket lookup ([`floor`]).
+//!
+//! The binaries (`src/bin/`): `stress` (the concurrency stress run, `cargo stress`), `paper`
+//! (the cuckoo filter paper's evaluation, `cargo paper`; see `PAPER.md`), `peers` (space,
+//! false-positive rate and one-shot fill and remove rates of every peer) and `lookup_cost` (a
+//! fixed number of lookups for profilers). The criterion benchmarks are `benches/filter.rs`
+//! (`cargo bench -p lockfree-cuckoo-eval`). `BENCHMARKS.md` describes them all.
+
+pub mod floor;
+pub mod keys;
+pub mod peers;
+
+/// Parses a number for a command-line flag, `_` separators allowed (`4_000_000`); the
+/// binaries' clap value parsers build on it.
+pub fn number<T: std::str::FromStr>(text: &str) -> Result<T, String> {
+    text.replace('_', "").parse().map_err(|_| format!("`{text}` is not a number"))
+}
