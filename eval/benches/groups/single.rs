@@ -65,24 +65,9 @@ pub(crate) fn contains_batch(
 /// the empty filter is not timed).
 pub(crate) fn insert<P: Local>(c: &mut Criterion, cfg: &Config, size: &Size, make: impl Fn() -> P) {
     let name = make().name();
-    let mut g = group(c, cfg, format!("{}/insert_to_capacity", size.label));
-    g.throughput(Throughput::Elements(size.n as u64)).sampling_mode(SamplingMode::Flat);
-    g.bench_function(name, |b| {
-        b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            for _ in 0..iters {
-                let mut filter = make();
-                let start = Instant::now();
-                let refused =
-                    (0..size.n as u64).filter(|&i| !filter.insert(key(PRESENT, i))).count();
-                total += start.elapsed();
-                black_box(refused);
-                drop(filter);
-            }
-            total
-        })
+    whole_table(c, cfg, size, "insert_to_capacity", name, &make, |filter| {
+        (0..size.n as u64).filter(|&i| !filter.insert(key(PRESENT, i))).count()
     });
-    g.finish();
 }
 
 /// `remove` of all `size.n` items of a full filter, one emptying an iteration (building and
@@ -94,47 +79,63 @@ pub(crate) fn remove<P: Local>(c: &mut Criterion, cfg: &Config, size: &Size, mak
     }
     let name = probe.name();
     drop(probe);
-    let mut g = group(c, cfg, format!("{}/remove_all", size.label));
+    let full = || {
+        let mut filter = make();
+        for i in 0..size.n as u64 {
+            filter.insert(key(PRESENT, i));
+        }
+        filter
+    };
+    whole_table(c, cfg, size, "remove_all", name, full, |filter| {
+        (0..size.n as u64).filter(|&i| !filter.remove(key(PRESENT, i))).count()
+    });
+}
+
+/// Ours through `insert_batch`, 1024 keys a call, in the `insert_to_capacity` group.
+pub(crate) fn insert_batch(c: &mut Criterion, cfg: &Config, size: &Size) {
+    let mut chunk = Vec::with_capacity(1024);
+    let empty = || lockfree_cuckoo::CuckooFilter::with_capacity(size.n);
+    whole_table(
+        c,
+        cfg,
+        size,
+        "insert_to_capacity",
+        "lockfree-cuckoo insert_batch",
+        empty,
+        |filter| {
+            let mut stored = 0;
+            for lo in (0..size.n as u64).step_by(1024) {
+                chunk.clear();
+                chunk.extend((lo..(lo + 1024).min(size.n as u64)).map(|i| key(PRESENT, i)));
+                stored += filter.insert_batch(&chunk);
+            }
+            stored
+        },
+    );
+}
+
+/// The benchmark `name` in the group `label` of `size`: each iteration builds a filter with
+/// `setup` (not timed), then times `pass` over it, `size.n` operations; the pass's count goes
+/// to `black_box` so that it is not optimised away.
+fn whole_table<F>(
+    c: &mut Criterion,
+    cfg: &Config,
+    size: &Size,
+    label: &str,
+    name: &str,
+    setup: impl Fn() -> F,
+    mut pass: impl FnMut(&mut F) -> usize,
+) {
+    let mut g = group(c, cfg, format!("{}/{label}", size.label));
     g.throughput(Throughput::Elements(size.n as u64)).sampling_mode(SamplingMode::Flat);
     g.bench_function(name, |b| {
         b.iter_custom(|iters| {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
-                let mut filter = make();
-                for i in 0..size.n as u64 {
-                    filter.insert(key(PRESENT, i));
-                }
+                let mut filter = setup();
                 let start = Instant::now();
-                let missed =
-                    (0..size.n as u64).filter(|&i| !filter.remove(key(PRESENT, i))).count();
+                black_box(pass(&mut filter));
                 total += start.elapsed();
-                black_box(missed);
-            }
-            total
-        })
-    });
-    g.finish();
-}
-
-/// Ours through `insert_batch`, 1024 keys a call, in the `insert_to_capacity` group.
-pub(crate) fn insert_batch(c: &mut Criterion, cfg: &Config, size: &Size) {
-    let mut g = group(c, cfg, format!("{}/insert_to_capacity", size.label));
-    g.throughput(Throughput::Elements(size.n as u64)).sampling_mode(SamplingMode::Flat);
-    g.bench_function("lockfree-cuckoo insert_batch", |b| {
-        b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            let mut chunk = Vec::with_capacity(1024);
-            for _ in 0..iters {
-                let filter = lockfree_cuckoo::CuckooFilter::with_capacity(size.n);
-                let start = Instant::now();
-                let mut stored = 0;
-                for lo in (0..size.n as u64).step_by(1024) {
-                    chunk.clear();
-                    chunk.extend((lo..(lo + 1024).min(size.n as u64)).map(|i| key(PRESENT, i)));
-                    stored += filter.insert_batch(&chunk);
-                }
-                total += start.elapsed();
-                black_box(stored);
             }
             total
         })
