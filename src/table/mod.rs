@@ -112,8 +112,8 @@ const VERSION_BUMP: u64 = 1 << 32;
 /// stripes (2.2 bytes an item at 100,000 items); a large table gets up to 64 KiB of them, so that
 /// the announcements of two threads' removals rarely write a cache line the other thread's
 /// lookups are reading. A removal makes an unrelated lookup retry only if it lands on the same
-/// stripe within the lookup's few nanoseconds. Under loom every bucket has its own stripe, so that a model can tell a pair's
-/// stripe from its first bucket's.
+/// stripe within the lookup's few nanoseconds. Under the model checker every bucket has its own
+/// stripe, so that a model can tell a pair's stripe from its first bucket's.
 const BUCKETS_PER_VERSION: usize = if sync::MODEL_CHECKING { 1 } else { 128 };
 const MAX_VERSION_STRIPES: usize = 1 << 13;
 
