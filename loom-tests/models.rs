@@ -606,3 +606,36 @@ fn m18_snapshot_vs_relocation_and_other_stripe_remove() {
         seen.record(format!("{copies} copies, {} captured", info.captured_by_writers));
     });
 }
+
+/// Model 19: `count` of A (one copy) while an insert moves A from a to b, in both read orders as
+/// in model 1. A count never falls below the copies present throughout (here 1); it may see the
+/// copy the move has put in before it took the source copy out (2).
+fn count_vs_one_relocation(name: &str, dst_first: bool) {
+    explore(name, &["before", "within", "across", "after"], move |seen| {
+        let OneHop { filter, a, n, .. } = one_hop(1, 1);
+        let target = if dst_first { a.flipped(&filter) } else { a };
+        let stage = Arc::new(Stage::default());
+        let mover = {
+            let stage = Arc::clone(&stage);
+            spawn(&filter, move |f| stage.run(|| n.insert(f)))
+        };
+        let counter = spawn(&filter, move |f| stage.watch(|| target.counted(f)));
+        let (copies, span) = counter.join().unwrap();
+        let overlap = span.of(1);
+        assert!(copies >= 1, "under-count {copies}, count {overlap} the relocation");
+        assert!(copies <= 2, "over-count {copies}, count {overlap} the relocation");
+        assert!(mover.join().unwrap());
+        assert_eq!(a.counted(&filter), 1);
+        seen.record(overlap);
+    });
+}
+
+#[test]
+fn m19_count_vs_relocation_src_first() {
+    count_vs_one_relocation("m19_count_vs_relocation_src_first", false);
+}
+
+#[test]
+fn m19_count_vs_relocation_dst_first() {
+    count_vs_one_relocation("m19_count_vs_relocation_dst_first", true);
+}

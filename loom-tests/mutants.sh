@@ -139,6 +139,16 @@ kicked_outside_table() {
         }
         $copy_in"
 }
+# `count` answering its first read without validating it.
+count_unvalidated() {
+    mutate count 1 "if version.load(Ordering::Relaxed) == before {" "if true {"
+}
+count_first_load_relaxed() {
+    mutate count 1 "version.load(Ordering::Acquire)" "version.load(Ordering::Relaxed)"
+}
+count_bucket_loads_relaxed() {
+    mutate count 2 "].load(Ordering::Acquire)" "].load(Ordering::Relaxed)"
+}
 # The scan: a plain pass that never publishes itself, so no writer helps (the "unvalidated scan").
 scan_unpublished() {
     mutate_scan scan_with 1 "stripe.fetch_add(u64::from(id), Ordering::AcqRel);" ""
@@ -171,6 +181,9 @@ mutants=(
     "reader_bucket_loads_relaxed|reader's bucket loads Relaxed, no fence"
     "surplus_unvalidated|surplus removal without validation"
     "kicked_outside_table|kicked fingerprint held outside the table"
+    "count_unvalidated|count without validating its read"
+    "count_first_load_relaxed|count's first version load Relaxed"
+    "count_bucket_loads_relaxed|count's bucket loads Relaxed"
     "scan_unpublished|scan not published on the stripes (a plain pass nobody helps)"
     "scan_start_relaxed|scan's start on the stripes Relaxed"
     "writer_skips_capture|writer removes without capturing for the scan"

@@ -46,6 +46,12 @@ impl Item {
         filter.insert_hash(self.hash).is_ok()
     }
 
+    /// What `CuckooFilter::count` answers for the item (the operation under test, unlike
+    /// [`count`](Self::count), which reads the buckets directly).
+    pub(crate) fn counted(self, filter: &CuckooFilter) -> usize {
+        filter.count_hash(self.hash)
+    }
+
     pub(crate) fn contains(self, filter: &CuckooFilter) -> bool {
         filter.contains_hash(self.hash)
     }

@@ -94,7 +94,6 @@ pub(crate) const fn occupied(word: u64) -> usize {
 
 /// How many lanes of `word` hold `fingerprint`.
 #[inline]
-#[cfg(any(test, feature = "test-hooks"))]
 pub(crate) const fn count(word: u64, fingerprint: u16) -> usize {
     LANES - occupied(word ^ broadcast(fingerprint))
 }

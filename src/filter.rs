@@ -142,6 +142,36 @@ impl<S: BuildHasher> CuckooFilter<S> {
         self.table.contains(self.slots_of(item))
     }
 
+    /// How many copies of `item` the filter holds: 0 to 8 (four lanes in each of its two
+    /// buckets).
+    ///
+    /// Never fewer than the copies present throughout the call: an item inserted `k` times and
+    /// removed fewer than `k` times counts at least the difference, also while other threads
+    /// relocate fingerprints. It may count more: copies of colliding items (the same
+    /// fingerprint and buckets, as rare as a false positive) count too, and a count that runs
+    /// while another thread inserts or removes the item may or may not include that copy.
+    ///
+    /// Lock-free rather than wait-free like [`contains`](Self::contains): it reads again
+    /// whenever a removal from the item's buckets was announced meanwhile, which means that
+    /// another thread made progress.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::with_capacity(100);
+    /// assert_eq!(filter.count("pear"), 0);
+    /// filter.insert("pear").unwrap();
+    /// filter.insert("pear").unwrap();
+    /// assert_eq!(filter.count("pear"), 2);
+    /// filter.remove("pear");
+    /// assert_eq!(filter.count("pear"), 1);
+    /// ```
+    pub fn count<T: Hash + ?Sized>(&self, item: &T) -> usize {
+        self.table.count(self.slots_of(item))
+    }
+
     /// Removes one copy of `item`, returning whether one was found.
     ///
     /// Like every cuckoo filter, this removes a matching *fingerprint*: removing an item that was
@@ -192,6 +222,22 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// ```
     pub fn insert_hash(&self, hash: u64) -> Result<(), InsertError> {
         self.table.insert(self.slots_of_hash(hash))
+    }
+
+    /// [`count`](Self::count) for a precomputed hash; see [`insert_hash`](Self::insert_hash).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::with_capacity(100);
+    /// filter.insert_hash(42).unwrap();
+    /// filter.insert_hash(42).unwrap();
+    /// assert_eq!(filter.count_hash(42), 2);
+    /// ```
+    pub fn count_hash(&self, hash: u64) -> usize {
+        self.table.count(self.slots_of_hash(hash))
     }
 
     /// [`contains`](Self::contains) for a precomputed hash; see [`insert_hash`](Self::insert_hash).

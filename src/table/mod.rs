@@ -240,6 +240,29 @@ impl Table {
         true
     }
 
+    /// Copies of the item's fingerprint in its two buckets, read as a lookup validates a miss:
+    /// never fewer than the copies present throughout the call (the lemma, applied to each copy).
+    /// Lock-free: it reads again only when a removal from the pair was announced meanwhile.
+    pub(crate) fn count(&self, slots: Slots) -> usize {
+        let Slots { fingerprint, first, second } = slots;
+        let version = self.version(first, second);
+        loop {
+            // Acquire: pairs with the AcqRel announcement bumps, as in `contains`.
+            let before = version.load(Ordering::Acquire);
+            // Acquire: pairs with the release removal CAS in `take`, as in `holds`.
+            let mut copies =
+                bucket::count(self.buckets[first].load(Ordering::Acquire), fingerprint);
+            if second != first {
+                // Acquire: as the load above.
+                copies += bucket::count(self.buckets[second].load(Ordering::Acquire), fingerprint);
+            }
+            // Relaxed: the Acquire bucket loads above keep this load after them.
+            if version.load(Ordering::Relaxed) == before {
+                return copies;
+            }
+        }
+    }
+
     #[inline]
     fn holds(&self, index: usize, fingerprint: u16) -> bool {
         // Acquire: pairs with the release removal CAS in `take`, as in `contains`.
