@@ -314,6 +314,37 @@ impl<S: BuildHasher> CuckooFilter<S> {
     }
 }
 
+/// A consistent copy of a live filter, taken with the same one-pass scan as
+/// [`write_to`](CuckooFilter::write_to): every item present throughout the clone (inserted before
+/// it began and not removed before it ended) is in the copy, whatever other threads insert,
+/// remove or relocate meanwhile; items inserted or removed during the clone may or may not be.
+/// Other threads never wait for it. The copy's [`stats`](CuckooFilter::stats) start from zero,
+/// apart from its [`len`](CuckooFilter::len).
+///
+/// # Panics
+///
+/// If the copy's table cannot be allocated, as `Vec::clone` does.
+///
+/// # Examples
+///
+/// ```
+/// use lockfree_cuckoo::CuckooFilter;
+///
+/// let filter = CuckooFilter::with_capacity(1_000);
+/// filter.insert("kept").unwrap();
+/// let copy = filter.clone();
+/// filter.remove("kept");
+/// assert!(copy.contains("kept"));
+/// assert_eq!(copy.len(), 1);
+/// assert!(!filter.contains("kept"));
+/// ```
+impl<S: BuildHasher + Clone> Clone for CuckooFilter<S> {
+    fn clone(&self) -> Self {
+        let table = self.table.consistent_copy().expect("cannot allocate the cloned table");
+        Self { table, hasher: self.hasher.clone(), capacity: self.capacity }
+    }
+}
+
 impl<S> CuckooFilter<S> {
     /// Accepted inserts minus successful removes: exact when no insert or remove is in flight,
     /// approximate while they run.

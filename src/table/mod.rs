@@ -151,6 +151,20 @@ impl Table {
         }
     }
 
+    /// A table of `buckets`, words no other thread can reach yet, counting the fingerprints they
+    /// hold.
+    fn from_buckets(buckets: Box<[AtomicU64]>, lookup_retries: u32) -> Self {
+        // Relaxed: no other thread has the words.
+        let items = buckets.iter().map(|w| bucket::occupied(w.load(Ordering::Relaxed))).sum();
+        Self {
+            versions: versions_for(buckets.len()),
+            buckets,
+            lookup_retries,
+            counters: Counters::with_items(items),
+            scan: scan::ScanSlot::new(),
+        }
+    }
+
     /// Moves one copy of `fingerprint` from bucket `from` to bucket `to` (its other bucket), as
     /// a step of an insert's path would.
     #[cfg(test)]

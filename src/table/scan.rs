@@ -157,6 +157,13 @@ impl ScannedWords {
 }
 
 impl Table {
+    /// A new table holding one scan's copy of this one: every item present throughout the call
+    /// is in it (see [`scan`](Self::scan)). Its counters start afresh, holding the copy's items.
+    pub(crate) fn consistent_copy(&self) -> io::Result<Table> {
+        let ScannedWords { words, .. } = self.scan()?;
+        Ok(Table::from_buckets(words, self.lookup_retries))
+    }
+
     /// Copies the bucket words so that every item present when the scan starts (inserted and
     /// not removed, in the parent module's sense) is in the copy; see the module documentation.
     pub(crate) fn scan(&self) -> io::Result<ScannedWords> {
