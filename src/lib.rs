@@ -80,6 +80,9 @@
 //!
 //! # Cargo features
 //!
+//! - `serde` (off by default): `Serialize` and `Deserialize` for [`CuckooFilter`], as its
+//!   versioned snapshot bytes (see [`CuckooFilter::to_bytes`]); every check of
+//!   [`CuckooFilter::from_bytes`] applies on the way in.
 //! - `test-hooks` (off by default): unstable hooks for this crate's own tests and evaluation
 //!   tools, such as crafting a hash with a given fingerprint and bucket. They are not part of the
 //!   public API and may change or disappear in any release.

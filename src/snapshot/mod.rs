@@ -14,6 +14,8 @@
 //! filter's users.
 
 mod format;
+#[cfg(feature = "serde")]
+mod serde_bytes;
 
 use core::hash::BuildHasher;
 use std::io::{self, Read, Write};
