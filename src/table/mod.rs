@@ -64,7 +64,10 @@
 //! during it, the put of the first copy happens-before both bucket loads; each time a load observes
 //! the removal of the item's current copy, the lemma makes it observe the add of the next one; the
 //! chain of removals is finite, so some load observes a copy present, and the miss cannot
-//! validate. Removes validate absence the same way before they answer `false`.
+//! validate. Removes validate absence the same way before they answer `false`. `count` makes
+//! the same validated read and counts matching lanes; the chain argument, applied to each copy
+//! present throughout (distinct copies have distinct successors: each relocation adds its own),
+//! makes a validated count at least the number of such copies.
 //!
 //! Two colliding operations with no order between them (an insert of Y and a remove of Y on
 //! different threads, running at once) may take effect in either order. If the remove is
