@@ -265,3 +265,65 @@ impl fmt::Display for HexBytes<'_> {
         Ok(())
     }
 }
+
+/// Why [`CuckooFilter::merge`](crate::CuckooFilter::merge) stopped or did not start.
+///
+/// # Examples
+///
+/// ```
+/// use lockfree_cuckoo::{CuckooFilter, MergeError};
+///
+/// let small = CuckooFilter::with_capacity(10);
+/// let large = CuckooFilter::with_capacity(10_000);
+/// let err = small.merge(&large).unwrap_err();
+/// assert!(matches!(err, MergeError::BucketCountMismatch { .. }));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MergeError {
+    /// The filters have different bucket counts, so a fingerprint's buckets differ between them.
+    /// Nothing was changed.
+    BucketCountMismatch {
+        /// Buckets of the filter merged into.
+        ours: usize,
+        /// Buckets of the filter merged from.
+        theirs: usize,
+    },
+    /// The hashers map a probe key differently (the check a snapshot load makes; see
+    /// `FORMAT.md`), so the same item would have different fingerprints. Nothing was changed.
+    HasherMismatch {
+        /// Which probe key disagreed (0 to 3).
+        probe: usize,
+    },
+    /// The filter merged into ran out of room. The first `merged` fingerprints of the other
+    /// filter were added; `remaining` were not. Nothing that was in either filter was lost.
+    Full {
+        /// Fingerprints added before the first refused one.
+        merged: usize,
+        /// Fingerprints of the other filter's copy not added.
+        remaining: usize,
+    },
+}
+
+impl fmt::Display for MergeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::BucketCountMismatch { ours, theirs } => write!(
+                f,
+                "cannot merge cuckoo filters of different sizes: {ours} buckets here, {theirs} in \
+                 the other filter"
+            ),
+            Self::HasherMismatch { probe } => write!(
+                f,
+                "cannot merge cuckoo filters with different hashers: probe {probe} hashes \
+                 differently"
+            ),
+            Self::Full { merged, remaining } => write!(
+                f,
+                "cuckoo filter full during a merge: {merged} fingerprints added, {remaining} not"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for MergeError {}

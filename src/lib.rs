@@ -95,6 +95,7 @@ mod builder;
 mod error;
 mod filter;
 mod hash;
+mod merge;
 mod sizing;
 mod snapshot;
 mod stats;
@@ -102,7 +103,7 @@ mod sync;
 mod table;
 
 pub use builder::Builder;
-pub use error::{BuildError, InsertError, LoadError};
+pub use error::{BuildError, InsertError, LoadError, MergeError};
 pub use filter::CuckooFilter;
 pub use hash::{DefaultHashBuilder, DefaultHasher};
 pub use snapshot::SnapshotInfo;

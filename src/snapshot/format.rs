@@ -116,7 +116,7 @@ fn encode_header(buckets: u64, items: u64, hasher: &impl BuildHasher) -> [u8; HE
 /// Keys of several types, none of which hashes a `usize`: a `usize` is hashed with the
 /// platform's width by many hashers, which would refuse a snapshot moving between 32- and 64-bit
 /// platforms even for filters whose items contain none.
-fn probes(hasher: &impl BuildHasher) -> [u64; PROBES] {
+pub(crate) fn probes(hasher: &impl BuildHasher) -> [u64; PROBES] {
     [
         hasher.hash_one(0u64),
         hasher.hash_one(0x0123_4567_89AB_CDEFu64),

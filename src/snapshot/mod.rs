@@ -14,6 +14,8 @@
 //! filter's users.
 
 mod format;
+
+pub(crate) use format::probes;
 #[cfg(feature = "serde")]
 mod serde_bytes;
 

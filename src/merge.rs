@@ -1,0 +1,82 @@
+//! Merging: adding every fingerprint of one filter to another, while both are in use.
+//!
+//! The other filter is read with one snapshot scan (its guarantee: every item present throughout
+//! is in the copy), then each fingerprint of the copy is inserted into this filter with the
+//! usual lock-free insert. Inserts only add, so no thread ever sees an item of either filter
+//! missing, and a refused insert loses nothing.
+
+use core::hash::BuildHasher;
+
+use crate::bucket::{self, LANES};
+use crate::error::MergeError;
+use crate::filter::CuckooFilter;
+use crate::hash::{alt_index, Slots};
+use crate::snapshot::probes;
+
+impl<S: BuildHasher> CuckooFilter<S> {
+    /// Adds every fingerprint of `other` to this filter: afterwards, every item of `other`
+    /// reads as present here, with its copies added to this filter's.
+    ///
+    /// Both filters must have the same settings: the same bucket count (build them with the
+    /// same capacity) and hashers that agree, which is checked as a snapshot load checks it.
+    /// Both may be in use by other threads meanwhile: neither ever gives a false negative, and
+    /// every item present in `other` throughout the merge is in this filter when it returns
+    /// `Ok`; items inserted into or removed from `other` during the merge may or may not be
+    /// added. This is how shards built on many threads or machines become one filter (ship them
+    /// with [`to_bytes`](Self::to_bytes)).
+    ///
+    /// Merging a filter into itself doubles every item's copies.
+    ///
+    /// # Errors
+    ///
+    /// - [`MergeError::BucketCountMismatch`] or [`MergeError::HasherMismatch`] when the settings
+    ///   differ; nothing was changed.
+    /// - [`MergeError::Full`] when this filter ran out of room: it says how many fingerprints
+    ///   were added and how many were not. Nothing that was in either filter is lost.
+    ///
+    /// # Panics
+    ///
+    /// If the copy of `other` cannot be allocated.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let (a, b) = (CuckooFilter::with_capacity(1_000), CuckooFilter::with_capacity(1_000));
+    /// a.insert("from a")?;
+    /// b.insert("from b")?;
+    /// a.merge(&b)?;
+    /// assert!(a.contains("from a") && a.contains("from b"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn merge(&self, other: &CuckooFilter<S>) -> Result<(), MergeError> {
+        let (ours, theirs) = (self.bucket_count(), other.bucket_count());
+        if ours != theirs {
+            return Err(MergeError::BucketCountMismatch { ours, theirs });
+        }
+        let (mine, others) = (probes(self.hasher()), probes(other.hasher()));
+        if let Some(probe) = (0..mine.len()).find(|&k| mine[k] != others[k]) {
+            return Err(MergeError::HasherMismatch { probe });
+        }
+        let copy = other.table().scan().expect("cannot allocate the copy of the merged filter");
+        let total: usize = copy.words().map(bucket::occupied).sum();
+        let mut merged = 0;
+        for (index, word) in copy.words().enumerate() {
+            for lane in 0..LANES {
+                let fingerprint = bucket::lane(word, lane);
+                if fingerprint == 0 {
+                    continue;
+                }
+                // Copies are interchangeable, so either bucket of the pair may come first.
+                let second = alt_index(index, fingerprint, ours);
+                let slots = Slots { fingerprint, first: index, second };
+                if self.table().insert(slots).is_err() {
+                    return Err(MergeError::Full { merged, remaining: total - merged });
+                }
+                merged += 1;
+            }
+        }
+        Ok(())
+    }
+}
