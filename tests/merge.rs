@@ -1,7 +1,6 @@
 //! `merge`: every fingerprint of one filter added to another, with settings checked first, room
 //! running out reported without loss, and both filters in use by other threads meanwhile.
 
-use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 use lockfree_cuckoo::{CuckooFilter, MergeError};
