@@ -1,0 +1,74 @@
+//! The properties the fuzz targets check, shared with the deterministic tests that run the same
+//! properties on random inputs from fixed seeds (`cargo test -p lockfree-cuckoo-fuzz`, stable).
+
+use std::collections::HashMap;
+
+use arbitrary::Arbitrary;
+use lockfree_cuckoo::{CuckooFilter, InsertError};
+
+/// Loading arbitrary bytes yields a filter or a `LoadError`, never a panic, through both entry
+/// points; a filter that loads saves back to the same bytes.
+pub fn load(data: &[u8]) {
+    let loaded = CuckooFilter::from_bytes(data);
+    let streamed = CuckooFilter::read_from(data);
+    assert_eq!(loaded.is_ok(), streamed.is_ok(), "from_bytes and read_from disagree");
+    if let Ok(filter) = loaded {
+        assert_eq!(filter.to_bytes(), data, "a loaded filter saves back differently");
+        assert_eq!(filter.len(), streamed.unwrap().len());
+    }
+}
+
+/// One step of a single-threaded session. Keys are small so that sequences revisit them.
+#[derive(Arbitrary, Clone, Copy, Debug)]
+pub enum Op {
+    Insert(u8),
+    Remove(u8),
+    Contains(u8),
+    Count(u8),
+    /// Save with `to_bytes` and continue with the loaded copy.
+    Reload,
+    /// Continue with a `clone`.
+    Clone,
+}
+
+/// A session of operations on a filter of `capacity` (1 to 256), checked against a multiset:
+/// no false negative, `count` never below the multiset's, `len` exact after every step, and a
+/// refused insert changes nothing. Removes are only of keys the multiset holds, as the filter's
+/// contract asks (removing an absent key may remove a colliding one).
+pub fn differential(capacity: u8, ops: &[Op]) {
+    let mut filter = CuckooFilter::with_capacity(usize::from(capacity) + 1);
+    let mut model: HashMap<u8, usize> = HashMap::new();
+    for &op in ops {
+        match op {
+            Op::Insert(key) => match filter.insert(&key) {
+                Ok(()) => *model.entry(key).or_default() += 1,
+                Err(InsertError::Full) => {}
+                Err(err) => panic!("unexpected insert error {err}"),
+            },
+            Op::Remove(key) => {
+                if let Some(copies) = model.get_mut(&key).filter(|c| **c > 0) {
+                    assert!(filter.remove(&key), "remove of held key {key} found nothing");
+                    *copies -= 1;
+                }
+            }
+            Op::Contains(key) => {
+                if model.get(&key).is_some_and(|&c| c > 0) {
+                    assert!(filter.contains(&key), "false negative for key {key}");
+                }
+            }
+            Op::Count(key) => {
+                let held = model.get(&key).copied().unwrap_or(0);
+                assert!(filter.count(&key) >= held, "count of key {key} below {held}");
+            }
+            Op::Reload => {
+                let bytes = filter.to_bytes();
+                filter = CuckooFilter::from_bytes(&bytes).expect("a saved filter loads");
+            }
+            Op::Clone => filter = filter.clone(),
+        }
+        assert_eq!(filter.len(), model.values().sum::<usize>(), "len after {op:?}");
+    }
+    for (key, &copies) in &model {
+        assert!(filter.count(key) >= copies, "final count of key {key} below {copies}");
+    }
+}
