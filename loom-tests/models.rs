@@ -64,6 +64,25 @@ fn spawn<T: Send + 'static>(
     thread::spawn(move || op(&filter))
 }
 
+/// Saves `filter` while `writers` run, joins them (each must succeed), loads the copy, and
+/// returns how many copies of `item` it holds (at least one: the copy must not lose it) and how
+/// many buckets writers captured for the scan.
+fn snapshot_copies(
+    filter: &CuckooFilter,
+    item: Item,
+    writers: Vec<thread::JoinHandle<bool>>,
+) -> (usize, u64) {
+    let mut bytes = Vec::new();
+    let info = filter.write_to(&mut bytes).unwrap();
+    for writer in writers {
+        assert!(writer.join().unwrap());
+    }
+    let loaded = CuckooFilter::from_bytes(&bytes).unwrap();
+    let copies = item.count(&loaded);
+    assert!(copies >= 1, "the snapshot lost {item:?}: {info:?}");
+    (copies, info.captured_by_writers)
+}
+
 /// The relocation counters after the threads joined, as an outcome label.
 fn moves(filter: &CuckooFilter) -> String {
     let stats = filter.stats();
@@ -448,14 +467,9 @@ fn m13_repeated_key_vs_snapshot() {
         items.fill(&filter, X, 4);
         items.fill(&filter, A, 2);
         let writer = spawn(&filter, move |f| k.insert(f) && k.remove(f));
-        let mut bytes = Vec::new();
-        let info = filter.write_to(&mut bytes).unwrap();
-        assert!(writer.join().unwrap());
-        let loaded = CuckooFilter::from_bytes(&bytes).unwrap();
-        let copies = k.count(&loaded);
-        assert!(copies >= 1, "the snapshot lost K: {info:?}");
+        let (copies, captured) = snapshot_copies(&filter, k, vec![writer]);
         assert_eq!(k.count(&filter), 1);
-        seen.record(format!("{copies} copies, {} captured", info.captured_by_writers));
+        seen.record(format!("{copies} copies, {captured} captured"));
     });
 }
 
@@ -529,14 +543,9 @@ fn snapshot_vs_relocation(name: &str, src: usize, dst: usize, back: bool, expect
         let n = items.pick(&filter, src, X);
         let m = items.pick(&filter, dst, X);
         let mover = spawn(&filter, move |f| n.insert(f) && (!back || (n.remove(f) && m.insert(f))));
-        let mut bytes = Vec::new();
-        let info = filter.write_to(&mut bytes).unwrap();
-        assert!(mover.join().unwrap());
-        let loaded = CuckooFilter::from_bytes(&bytes).unwrap();
-        let copies = a.count(&loaded);
-        assert!(copies >= 1, "the snapshot lost A: {info:?}");
+        let (copies, captured) = snapshot_copies(&filter, a, vec![mover]);
         assert_eq!(a.count(&filter), 1);
-        seen.record(format!("{copies} copies, {} captured", info.captured_by_writers));
+        seen.record(format!("{copies} copies, {captured} captured"));
     });
 }
 
@@ -597,13 +606,8 @@ fn m18_snapshot_vs_relocation_and_other_stripe_remove() {
         let n = items.pick(&filter, a_home, x);
         let mover = spawn(&filter, move |f| n.insert(f));
         let remover = spawn(&filter, move |f| z.remove(f));
-        let mut bytes = Vec::new();
-        let info = filter.write_to(&mut bytes).unwrap();
-        assert!(mover.join().unwrap() && remover.join().unwrap());
-        let loaded = CuckooFilter::from_bytes(&bytes).unwrap();
-        let copies = a.count(&loaded);
-        assert!(copies >= 1, "the snapshot lost A: {info:?}");
-        seen.record(format!("{copies} copies, {} captured", info.captured_by_writers));
+        let (copies, captured) = snapshot_copies(&filter, a, vec![mover, remover]);
+        seen.record(format!("{copies} copies, {captured} captured"));
     });
 }
 
