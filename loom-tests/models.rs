@@ -92,24 +92,33 @@ fn moves(filter: &CuckooFilter) -> String {
     )
 }
 
-/// Model 1: a lookup of A while an insert moves A from a to b. `dst_first` reads b before a,
-/// the order in which a move can hide the fingerprint from both reads; the other order meets a
-/// fingerprint held outside the table. Either way the lookup must answer true, and one move
-/// can cost it at most one retry.
+/// One reader of A (`read`, on its own thread) while the insert of N moves A from a to b, one
+/// retry allowed. `dst_first` reads b before a, the order in which a move can hide the
+/// fingerprint from both reads; the other order meets a fingerprint held outside the table.
+/// Returns the filter, A, what the reader saw, and how it overlapped the move.
+fn read_during_one_relocation<T: Send + 'static>(
+    dst_first: bool,
+    read: fn(Item, &CuckooFilter) -> T,
+) -> (Arc<CuckooFilter>, Item, T, &'static str) {
+    let OneHop { filter, a, n, .. } = one_hop(1, 1);
+    let target = if dst_first { a.flipped(&filter) } else { a };
+    let stage = Arc::new(Stage::default());
+    let mover = {
+        let stage = Arc::clone(&stage);
+        spawn(&filter, move |f| stage.run(|| n.insert(f)))
+    };
+    let reader = spawn(&filter, move |f| stage.watch(|| read(target, f)));
+    let (answer, span) = reader.join().unwrap();
+    assert!(mover.join().unwrap());
+    (filter, a, answer, span.of(1))
+}
+
+/// Model 1: a lookup of A while an insert moves A. Either read order must answer true, and one
+/// move can cost it at most one retry.
 fn lookup_vs_one_relocation(name: &str, dst_first: bool) {
     explore(name, &["before", "within", "across", "after"], move |seen| {
-        let OneHop { filter, a, n, .. } = one_hop(1, 1);
-        let target = if dst_first { a.flipped(&filter) } else { a };
-        let stage = Arc::new(Stage::default());
-        let mover = {
-            let stage = Arc::clone(&stage);
-            spawn(&filter, move |f| stage.run(|| n.insert(f)))
-        };
-        let reader = spawn(&filter, move |f| stage.watch(|| target.contains(f)));
-        let (found, span) = reader.join().unwrap();
-        let overlap = span.of(1);
+        let (filter, _, found, overlap) = read_during_one_relocation(dst_first, Item::contains);
         assert!(found, "false miss, lookup {overlap} the relocation");
-        assert!(mover.join().unwrap());
         let stats = filter.stats();
         assert_eq!(stats.relocations, 1);
         assert_eq!(stats.conservative_lookups, 0, "one move exhausted a retry budget of one");
@@ -611,24 +620,14 @@ fn m18_snapshot_vs_relocation_and_other_stripe_remove() {
     });
 }
 
-/// Model 19: `count` of A (one copy) while an insert moves A from a to b, in both read orders as
-/// in model 1. A count never falls below the copies present throughout (here 1); it may see the
+/// Model 19: `count` of A (one copy) while an insert moves A, in both read orders as in the
+/// first model. A count never falls below the copies present throughout (here 1); it may see the
 /// copy the move has put in before it took the source copy out (2).
 fn count_vs_one_relocation(name: &str, dst_first: bool) {
     explore(name, &["before", "within", "across", "after"], move |seen| {
-        let OneHop { filter, a, n, .. } = one_hop(1, 1);
-        let target = if dst_first { a.flipped(&filter) } else { a };
-        let stage = Arc::new(Stage::default());
-        let mover = {
-            let stage = Arc::clone(&stage);
-            spawn(&filter, move |f| stage.run(|| n.insert(f)))
-        };
-        let counter = spawn(&filter, move |f| stage.watch(|| target.counted(f)));
-        let (copies, span) = counter.join().unwrap();
-        let overlap = span.of(1);
+        let (filter, a, copies, overlap) = read_during_one_relocation(dst_first, Item::counted);
         assert!(copies >= 1, "under-count {copies}, count {overlap} the relocation");
         assert!(copies <= 2, "over-count {copies}, count {overlap} the relocation");
-        assert!(mover.join().unwrap());
         assert_eq!(a.counted(&filter), 1);
         seen.record(overlap);
     });
