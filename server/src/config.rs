@@ -1,0 +1,39 @@
+//! The command line.
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+
+use clap::Parser;
+
+/// A Redis-protocol cuckoo filter server: RedisBloom's CF.* commands on lock-free filters
+/// shared by every connection.
+#[derive(Clone, Debug, Parser)]
+#[command(version)]
+pub struct Config {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub bind: IpAddr,
+    /// Port to listen on (0: any free port, printed at start).
+    #[arg(long, short, default_value_t = 6380)]
+    pub port: u16,
+    /// The save file: written by SAVE, loaded at start if it exists.
+    #[arg(long, default_value = "lockfree-cuckoo.save")]
+    pub save_file: PathBuf,
+    /// Worker threads (default: one per core).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Largest request one client may send, in bytes; a larger one is refused before it is
+    /// read, and that connection closed.
+    #[arg(long, default_value_t = 8 << 20)]
+    pub max_request_bytes: usize,
+    /// Most connections at once.
+    #[arg(long, default_value_t = 10_000)]
+    pub max_clients: usize,
+    /// Most bytes all filters together may take; CF.RESERVE or an implicit create beyond it is
+    /// refused.
+    #[arg(long, default_value_t = 4 << 30)]
+    pub max_memory: usize,
+    /// Capacity of a filter that CF.ADD or CF.ADDNX creates for a new name.
+    #[arg(long, default_value_t = 1024)]
+    pub default_capacity: u64,
+}

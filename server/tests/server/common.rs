@@ -1,0 +1,192 @@
+//! Starting the server binary on a free loopback port, and talking to it byte for byte.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// A server process, killed when dropped.
+pub struct Server {
+    child: Child,
+    pub port: u16,
+    pub save_file: PathBuf,
+}
+
+impl Server {
+    /// Starts the server with its save file in `dir` and `extra` flags.
+    pub fn start(dir: &Path, extra: &[&str]) -> Server {
+        Self::try_start(dir, extra).unwrap_or_else(|e| panic!("server did not start: {e}"))
+    }
+
+    /// Starts the server, or returns what it printed if it exits instead.
+    pub fn try_start(dir: &Path, extra: &[&str]) -> Result<Server, String> {
+        let save_file = match extra.iter().position(|&a| a == "--save-file") {
+            Some(i) => PathBuf::from(extra[i + 1]),
+            None => dir.join("filters.save"),
+        };
+        let mut child = Command::new(env!("CARGO_BIN_EXE_lockfree-cuckoo-server"))
+            .args(["--port", "0", "--save-file"])
+            .arg(&save_file)
+            .args(extra.iter().filter(|&&a| a != "--save-file" && Path::new(a) != save_file))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn the server binary");
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        for line in lines.by_ref() {
+            let line = line.expect("read the server's output");
+            if let Some(addr) = line.strip_prefix("listening on ") {
+                let port = addr.rsplit(':').next().unwrap().parse().unwrap();
+                // Keep draining its output so that it never blocks on a full pipe.
+                std::thread::spawn(move || lines.for_each(drop));
+                return Ok(Server { child, port, save_file });
+            }
+        }
+        let status = child.wait().unwrap();
+        let mut stderr = String::new();
+        child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+        Err(format!("{status}: {stderr}"))
+    }
+
+    /// A client of the `redis` crate.
+    pub fn client(&self) -> redis::Connection {
+        redis::Client::open(format!("redis://127.0.0.1:{}/", self.port))
+            .unwrap()
+            .get_connection()
+            .expect("connect with the redis crate")
+    }
+
+    /// A plain socket to the server.
+    pub fn raw(&self) -> Raw {
+        let stream = TcpStream::connect(("127.0.0.1", self.port)).expect("connect");
+        stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        Raw { stream, pending: Vec::new() }
+    }
+
+    /// Whether the process is still running.
+    pub fn is_running(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+
+    /// The process's resident memory in KiB (Linux).
+    pub fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+        line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    }
+
+    /// Kills the process at once, as a crash would (nothing is saved).
+    pub fn kill(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+
+    /// Sends SIGTERM, and returns whether the process then exited successfully.
+    pub fn terminate(self) -> bool {
+        let pid = self.child.id().to_string();
+        assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+        self.wait()
+    }
+
+    /// Waits for the process to end by itself, and returns whether it succeeded.
+    pub fn wait(mut self) -> bool {
+        self.child.wait().unwrap().success()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A socket that sends commands as RESP arrays and reads replies as their exact bytes.
+pub struct Raw {
+    pub stream: TcpStream,
+    pending: Vec<u8>,
+}
+
+impl Raw {
+    /// Sends one command as an array of bulk strings.
+    pub fn send(&mut self, args: &[&[u8]]) {
+        self.stream.write_all(&encode(args)).unwrap();
+    }
+
+    /// Sends a command and returns its reply's exact bytes.
+    pub fn call(&mut self, args: &[&str]) -> String {
+        let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        self.send(&args);
+        self.reply()
+    }
+
+    /// Reads one whole reply.
+    pub fn reply(&mut self) -> String {
+        loop {
+            if let Some(n) = reply_len(&self.pending) {
+                let reply: Vec<u8> = self.pending.drain(..n).collect();
+                return String::from_utf8(reply).unwrap();
+            }
+            let mut chunk = [0; 65536];
+            let n = self.stream.read(&mut chunk).expect("read a reply");
+            assert!(n > 0, "connection closed; had {:?}", String::from_utf8_lossy(&self.pending));
+            self.pending.extend_from_slice(&chunk[..n]);
+        }
+    }
+
+    /// Reads until the server closes the connection; returns what came first.
+    pub fn until_closed(&mut self) -> String {
+        let mut all = std::mem::take(&mut self.pending);
+        let _ = self.stream.read_to_end(&mut all);
+        String::from_utf8_lossy(&all).into_owned()
+    }
+}
+
+/// A command as RESP: an array of bulk strings.
+pub fn encode(args: &[&[u8]]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", args.len()).into_bytes();
+    for arg in args {
+        out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
+        out.extend_from_slice(arg);
+        out.extend_from_slice(b"\r\n");
+    }
+    out
+}
+
+/// The length of the first complete reply in `buf`, if it is all there.
+fn reply_len(buf: &[u8]) -> Option<usize> {
+    let line_end = buf.windows(2).position(|w| w == b"\r\n")?;
+    let line = std::str::from_utf8(&buf[1..line_end]).unwrap();
+    let after = line_end + 2;
+    match buf[0] {
+        b'+' | b'-' | b':' => Some(after),
+        b'$' => {
+            let len: i64 = line.parse().unwrap();
+            if len < 0 {
+                return Some(after);
+            }
+            let end = after + len as usize + 2;
+            (buf.len() >= end).then_some(end)
+        }
+        b'*' => {
+            let mut at = after;
+            for _ in 0..line.parse::<i64>().unwrap().max(0) {
+                at += reply_len(&buf[at..])?;
+            }
+            Some(at)
+        }
+        other => panic!("not a reply: {:?}", other as char),
+    }
+}
+
+/// Whether `tool` (redis-cli, redis-benchmark) can run here. Without it a test says it is
+/// skipped, except under CI, which installs the tools and must run every test.
+pub fn have_tool(tool: &str) -> bool {
+    let found = Command::new(tool).arg("--version").output().is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(std::env::var_os("CI").is_none(), "{tool} is missing, and CI must run this test");
+        eprintln!("skipped: {tool} is not installed (Debian's redis-tools has it)");
+    }
+    found
+}

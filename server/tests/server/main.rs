@@ -1,0 +1,8 @@
+//! The server binary, started on a loopback port and driven by the `redis` crate, raw sockets,
+//! `redis-cli` and `redis-benchmark`.
+
+mod bad_input;
+mod common;
+mod persistence;
+mod redis_tools;
+mod replies;

@@ -1,0 +1,140 @@
+//! `SAVE` while clients keep writing, a crash, a restart: every write acknowledged before the
+//! `SAVE` is still there.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::common::Server;
+
+#[test]
+fn save_during_writes_then_crash_and_restart_keeps_every_acknowledged_item() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let mut c = server.client();
+    // Small enough that the writers drive it to a high load, where inserts relocate
+    // fingerprints while the save's scan runs.
+    let _: () = redis::cmd("CF.RESERVE").arg("live").arg(300_000).query(&mut c).unwrap();
+    let _: () = redis::cmd("CF.RESERVE")
+        .arg("other")
+        .arg(1000)
+        .arg("MAXITERATIONS")
+        .arg(9)
+        .query(&mut c)
+        .unwrap();
+    let _: i64 = redis::cmd("CF.ADD").arg("other").arg("x").query(&mut c).unwrap();
+
+    let acked = Arc::new(Mutex::new(Vec::<String>::new()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let port = server.port;
+    let writers: Vec<_> = (0..4)
+        .map(|t| {
+            let acked = Arc::clone(&acked);
+            let stop = Arc::clone(&stop);
+            std::thread::spawn(move || {
+                let url = format!("redis://127.0.0.1:{port}/");
+                let mut c = redis::Client::open(url).unwrap().get_connection().unwrap();
+                let mut round = 0;
+                while !stop.load(Ordering::Relaxed) && round < 140 {
+                    let items: Vec<String> = (0..500).map(|i| format!("{t}/{round}/{i}")).collect();
+                    let mut pipe = redis::pipe();
+                    for item in &items {
+                        pipe.cmd("CF.ADD").arg("live").arg(item);
+                    }
+                    let added: Vec<i64> = pipe.query(&mut c).unwrap();
+                    assert!(added.iter().all(|&a| a == 1));
+                    // Recorded only once the server acknowledged them.
+                    acked.lock().unwrap().extend(items);
+                    round += 1;
+                }
+            })
+        })
+        .collect();
+
+    let mut before_save = Vec::new();
+    for save in 0..3 {
+        std::thread::sleep(Duration::from_millis(150));
+        before_save = acked.lock().unwrap().clone();
+        let reply: String = redis::cmd("SAVE").query(&mut c).unwrap();
+        assert_eq!(reply, "OK", "save {save}");
+    }
+    stop.store(true, Ordering::Relaxed);
+    for w in writers {
+        w.join().unwrap();
+    }
+    assert!(before_save.len() > 10_000, "only {} items before the last save", before_save.len());
+    let total = acked.lock().unwrap().len();
+
+    // A crash: nothing is written on the way down.
+    server.kill();
+    let server = Server::start(dir.path(), &[]);
+    let mut c = server.client();
+    let found: Vec<i64> =
+        redis::cmd("CF.MEXISTS").arg("live").arg(&before_save).query(&mut c).unwrap();
+    let missing = found.iter().filter(|&&f| f != 1).count();
+    assert_eq!(missing, 0, "{missing} of {} acknowledged items lost", before_save.len());
+    let info: Vec<redis::Value> = redis::cmd("CF.INFO").arg("other").query(&mut c).unwrap();
+    assert_eq!(info[15], redis::Value::Int(9), "settings survive");
+    let exists: i64 = redis::cmd("CF.EXISTS").arg("other").arg("x").query(&mut c).unwrap();
+    assert_eq!(exists, 1);
+    eprintln!(
+        "{} of {total} acknowledged items were acknowledged before the last SAVE",
+        before_save.len()
+    );
+}
+
+#[test]
+fn shutdown_saves_and_nosave_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let mut c = server.raw();
+    assert_eq!(c.call(&["CF.ADD", "f", "kept"]), ":1\r\n");
+    c.send(&[b"SHUTDOWN"]);
+    assert!(server.wait(), "SHUTDOWN did not exit cleanly");
+
+    let server = Server::start(dir.path(), &[]);
+    let mut c = server.raw();
+    assert_eq!(c.call(&["CF.EXISTS", "f", "kept"]), ":1\r\n");
+    assert_eq!(c.call(&["CF.ADD", "f", "not-saved"]), ":1\r\n");
+    c.send(&[b"SHUTDOWN", b"NOSAVE"]);
+    assert!(server.wait());
+
+    let server = Server::start(dir.path(), &[]);
+    let mut c = server.raw();
+    assert_eq!(c.call(&["CF.EXISTS", "f", "kept"]), ":1\r\n");
+    assert_eq!(c.call(&["CF.EXISTS", "f", "not-saved"]), ":0\r\n");
+    assert_eq!(c.call(&["SHUTDOWN", "LATER"]), "-ERR syntax error\r\n");
+}
+
+#[test]
+fn sigterm_saves_before_exiting() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    assert_eq!(server.raw().call(&["CF.ADD", "f", "kept"]), ":1\r\n");
+    assert!(server.terminate(), "SIGTERM did not exit cleanly");
+    let server = Server::start(dir.path(), &[]);
+    assert_eq!(server.raw().call(&["CF.EXISTS", "f", "kept"]), ":1\r\n");
+}
+
+#[test]
+fn a_damaged_save_file_stops_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    assert_eq!(server.raw().call(&["CF.ADD", "f", "a"]), ":1\r\n");
+    assert_eq!(server.raw().call(&["SAVE"]), "+OK\r\n");
+    let path = server.save_file.clone();
+    server.kill();
+    let mut bytes = std::fs::read(&path).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 1;
+    std::fs::write(&path, &bytes).unwrap();
+    let error = Server::try_start(dir.path(), &[]).err().expect("started on a damaged file");
+    assert!(error.contains("cannot load"), "{error}");
+    // A save that cannot be written is an error reply, and the server goes on.
+    let dir = tempfile::tempdir().unwrap();
+    let unwritable = dir.path().join("no/such/dir/file");
+    let server = Server::start(dir.path(), &["--save-file", unwritable.to_str().unwrap()]);
+    let mut c = server.raw();
+    assert!(c.call(&["SAVE"]).starts_with("-ERR saving to "));
+    assert_eq!(c.call(&["PING"]), "+PONG\r\n");
+}
