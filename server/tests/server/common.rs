@@ -60,7 +60,7 @@ impl Server {
     /// A plain socket to the server.
     pub fn raw(&self) -> Raw {
         let stream = TcpStream::connect(("127.0.0.1", self.port)).expect("connect");
-        stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
         Raw { stream, pending: Vec::new() }
     }
 
@@ -135,10 +135,14 @@ impl Raw {
         }
     }
 
-    /// Reads until the server closes the connection; returns what came first.
+    /// Reads until the server closes the connection; returns what came first. Fails if the
+    /// server keeps the connection open.
     pub fn until_closed(&mut self) -> String {
         let mut all = std::mem::take(&mut self.pending);
-        let _ = self.stream.read_to_end(&mut all);
+        if let Err(e) = self.stream.read_to_end(&mut all) {
+            // A reset is a close too: the server closed with some of our bytes unread.
+            assert_eq!(e.kind(), std::io::ErrorKind::ConnectionReset, "not closed: {e}");
+        }
         String::from_utf8_lossy(&all).into_owned()
     }
 }
