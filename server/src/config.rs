@@ -19,7 +19,7 @@ pub struct Config {
     /// The save file: written by SAVE, loaded at start if it exists.
     #[arg(long, default_value = "lockfree-cuckoo.save")]
     pub save_file: PathBuf,
-    /// Worker threads (default: one per core).
+    /// Worker threads, each serving its share of the connections (default: one per core).
     #[arg(long)]
     pub threads: Option<usize>,
     /// Largest request one client may send, in bytes; a larger one is refused before it is

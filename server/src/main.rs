@@ -34,11 +34,30 @@ fn main() -> ExitCode {
         Limits { max_request_bytes: config.max_request_bytes, max_clients: config.max_clients };
     let server = Arc::new(Server::new(shared, limits, config.save_file.clone()));
 
-    let mut runtime = tokio::runtime::Builder::new_multi_thread();
-    if let Some(threads) = config.threads {
-        runtime.worker_threads(threads.max(1));
+    let threads = config.threads.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    });
+    let mut workers = Vec::new();
+    for i in 0..threads.max(1) {
+        let started = tokio::runtime::Builder::new_current_thread().enable_all().build().and_then(
+            |runtime| {
+                let handle = runtime.handle().clone();
+                std::thread::Builder::new()
+                    .name(format!("worker-{i}"))
+                    .spawn(move || runtime.block_on(std::future::pending::<()>()))
+                    .map(|_| handle)
+            },
+        );
+        match started {
+            Ok(handle) => workers.push(handle),
+            Err(e) => {
+                eprintln!("error: cannot start worker {i}: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
     }
-    let runtime = match runtime.enable_all().build() {
+    // The accept loop and the signals run on the main thread.
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("error: cannot start the runtime: {e}");
@@ -59,7 +78,7 @@ fn main() -> ExitCode {
             Err(e) => eprintln!("warning: local address unknown: {e}"),
         }
         tokio::select! {
-            result = Arc::clone(&server).run(listener) => {
+            result = Arc::clone(&server).run(listener, workers) => {
                 if let Err(e) = result {
                     eprintln!("error: {e}");
                     return ExitCode::FAILURE;

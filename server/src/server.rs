@@ -7,7 +7,6 @@
 //! it if it did).
 
 use std::io;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -15,6 +14,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::runtime::Handle;
 use tokio::sync::Mutex;
 
 use crate::commands::{execute, Next, Shared};
@@ -58,15 +58,28 @@ impl Server {
         }
     }
 
-    /// Accepts connections until the process ends.
+    /// Accepts connections until the process ends, handing them to `workers` in turn.
+    ///
+    /// Each worker is a single-threaded runtime on a thread of its own, and a connection stays
+    /// on the worker it was given: no work stealing, no wake-ups across threads, and the
+    /// replies of the connections a worker serves leave together (see `serve`).
     ///
     /// # Errors
     ///
     /// Never returns normally; per-connection and accept errors are logged and survived.
-    pub async fn run(self: Arc<Self>, listener: TcpListener) -> io::Result<()> {
-        loop {
-            let (stream, peer) = match listener.accept().await {
-                Ok(accepted) => accepted,
+    ///
+    /// # Panics
+    ///
+    /// If `workers` is empty.
+    pub async fn run(
+        self: Arc<Self>,
+        listener: TcpListener,
+        workers: Vec<Handle>,
+    ) -> io::Result<()> {
+        assert!(!workers.is_empty(), "a server needs at least one worker");
+        for worker in workers.iter().cycle() {
+            let stream = match listener.accept().await.and_then(|(s, _)| s.into_std()) {
+                Ok(stream) => stream,
                 Err(e) => {
                     // Out of file descriptors and the like: the connections that exist go on;
                     // wait a moment rather than spin.
@@ -76,11 +89,18 @@ impl Server {
                 }
             };
             let server = Arc::clone(&self);
-            tokio::spawn(async move { server.connection(stream, peer).await });
+            worker.spawn(async move {
+                // Registered with the worker's own reactor, inside its runtime.
+                match TcpStream::from_std(stream) {
+                    Ok(stream) => server.connection(stream).await,
+                    Err(e) => eprintln!("accept: {e}"),
+                }
+            });
         }
+        unreachable!("cycle over a non-empty list never ends")
     }
 
-    async fn connection(self: Arc<Self>, mut stream: TcpStream, _peer: SocketAddr) {
+    async fn connection(self: Arc<Self>, mut stream: TcpStream) {
         // Relaxed: a count for a bound and for INFO, it publishes nothing.
         let open = self.shared.clients.fetch_add(1, Ordering::Relaxed) + 1;
         if open > self.limits.max_clients {
@@ -96,7 +116,7 @@ impl Server {
         self.shared.clients.fetch_sub(1, Ordering::Relaxed);
     }
 
-    async fn serve(&self, stream: &mut TcpStream, id: u64) -> io::Result<()> {
+    async fn serve(self: &Arc<Self>, stream: &mut TcpStream, id: u64) -> io::Result<()> {
         let mut input: Vec<u8> = Vec::with_capacity(READ_CHUNK);
         let mut out: Vec<u8> = Vec::with_capacity(READ_CHUNK);
         let mut parser = Parser::new(self.limits.max_request_bytes);
@@ -162,19 +182,22 @@ impl Server {
 
     /// Writes the save file while every connection goes on, one save at a time (a second one
     /// waits, then saves again, so that it also covers the writes acknowledged before it was
-    /// asked for). The writing runs off the runtime's worker threads.
+    /// asked for). The writing runs on a blocking thread, off the workers.
     ///
     /// # Errors
     ///
     /// The I/O error that stopped it; the previous file is then untouched.
-    pub async fn save(&self) -> io::Result<persist::Saved> {
+    pub async fn save(self: &Arc<Self>) -> io::Result<persist::Saved> {
         let _one_at_a_time = self.saving.lock().await;
-        tokio::task::block_in_place(|| persist::save(&self.shared.store, &self.save_path))
+        let server = Arc::clone(self);
+        tokio::task::spawn_blocking(move || persist::save(&server.shared.store, &server.save_path))
+            .await
+            .unwrap_or_else(|e| Err(io::Error::other(e)))
     }
 
     /// [`save`](Self::save) for a command: on failure the error reply is queued and the result
     /// is false.
-    async fn save_replying(&self, out: &mut Vec<u8>) -> bool {
+    async fn save_replying(self: &Arc<Self>, out: &mut Vec<u8>) -> bool {
         let result = self.save().await;
         if let Err(e) = &result {
             reply::error(out, &format!("ERR saving to {}: {e}", self.save_path.display()));
