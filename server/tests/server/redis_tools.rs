@@ -15,6 +15,19 @@ fn cli(server: &Server, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// redis-cli with `input` on its standard input.
+fn cli_with_input(server: &Server, args: &[&str], input: &[u8]) -> std::process::Output {
+    let mut child = Command::new("redis-cli")
+        .args(["-p", &server.port.to_string()])
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("run redis-cli");
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
 #[test]
 fn redis_cli_talks_to_it() {
     if !have_tool("redis-cli") {
@@ -37,14 +50,7 @@ fn redis_cli_talks_to_it() {
     assert!(info.starts_with("Size\n") && info.contains("Number of items deleted\n1\n"), "{info}");
     assert_eq!(cli(&server, &["SAVE"]), "OK\n");
     // Commands on standard input, one a line, as a user would type them.
-    let mut child = Command::new("redis-cli")
-        .args(["-p", &server.port.to_string()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(b"CF.ADD seen carol\nCF.EXISTS seen carol\n").unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = cli_with_input(&server, &[], b"CF.ADD seen carol\nCF.EXISTS seen carol\n");
     assert_eq!(String::from_utf8(out.stdout).unwrap(), "1\n1\n");
 }
 
@@ -59,14 +65,7 @@ fn redis_cli_pipe_mass_insertion() {
     for i in 0..100_000u32 {
         stream.extend(encode(&[b"CF.ADD", b"bulk", format!("k{i}").as_bytes()]));
     }
-    let mut child = Command::new("redis-cli")
-        .args(["-p", &server.port.to_string(), "--pipe"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(&stream).unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = cli_with_input(&server, &["--pipe"], &stream);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
     assert!(text.contains("errors: 0, replies: 100001"), "{text}");
