@@ -19,6 +19,33 @@ const DEFAULT_MAX_ITERATIONS: u64 = 20;
 const BUCKET_SIZE: i64 = 4;
 const OOM_ERROR: &str = "OOM command not allowed when used memory > 'maxmemory'.";
 
+/// Every command this server knows, for `COMMAND COUNT`.
+const COMMANDS: &[&str] = &[
+    "cf.reserve",
+    "cf.add",
+    "cf.addnx",
+    "cf.exists",
+    "cf.mexists",
+    "cf.del",
+    "cf.count",
+    "cf.info",
+    "ping",
+    "echo",
+    "del",
+    "exists",
+    "type",
+    "dbsize",
+    "save",
+    "shutdown",
+    "quit",
+    "select",
+    "hello",
+    "client",
+    "command",
+    "config",
+    "info",
+];
+
 /// State every connection shares.
 #[derive(Debug)]
 pub struct Shared {
@@ -306,7 +333,7 @@ fn client(client_id: u64, args: Args<'_>, out: &mut Vec<u8>) {
 /// behaviour), and `COMMAND COUNT`.
 fn command(args: Args<'_>, out: &mut Vec<u8>) {
     if args.len() >= 2 && args.get(1).eq_ignore_ascii_case(b"COUNT") {
-        return reply::int(out, 22);
+        return reply::int(out, COMMANDS.len() as i64);
     }
     reply::array(out, 0);
 }
@@ -372,4 +399,29 @@ fn unknown_command(args: Args<'_>, out: &mut Vec<u8>) {
         text.push_str(&format!("'{}' ", clip(arg)));
     }
     reply::error(out, &text);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resp::{Parsed, Parser};
+
+    #[test]
+    fn every_listed_command_is_known() {
+        let shared = Shared {
+            store: Store::new(1 << 20),
+            default_capacity: 16,
+            clients: AtomicUsize::new(0),
+            started: Instant::now(),
+        };
+        for name in COMMANDS.iter().filter(|&&n| n != "shutdown") {
+            let request = format!("*1\r\n${}\r\n{name}\r\n", name.len());
+            let mut parser = Parser::new(1 << 20);
+            assert!(matches!(parser.parse(request.as_bytes()), Ok(Parsed::Request(_))));
+            let mut out = Vec::new();
+            execute(&shared, 1, parser.args(request.as_bytes()), &mut out);
+            let reply = String::from_utf8(out).unwrap();
+            assert!(!reply.starts_with("-ERR unknown command"), "{name}: {reply}");
+        }
+    }
 }
