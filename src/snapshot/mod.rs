@@ -297,6 +297,6 @@ fn load<S: BuildHasher>(
 ) -> Result<CuckooFilter<S>, LoadError> {
     let format::Decoded { words, items } = format::decode(r, len, &hasher)?;
     let buckets = words.len();
-    let table = Table::from_words(words, DEFAULT_LOOKUP_RETRIES, items);
+    let table = Table::from_words(words, DEFAULT_LOOKUP_RETRIES, true, items);
     Ok(CuckooFilter::from_parts(table, hasher, capacity_of(buckets)))
 }

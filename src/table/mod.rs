@@ -93,6 +93,7 @@
 
 mod path;
 mod scan;
+mod words;
 
 pub(crate) use scan::ScannedWords;
 
@@ -103,6 +104,7 @@ use crate::stats::{Counters, Event, Stats};
 use crate::sync::{self, load_for_update, reload_for_update, AtomicU64, Ordering};
 
 use path::{Hop, PathSearch};
+use words::Words;
 
 /// Validation attempts a lookup makes before answering `true` without proof.
 pub(crate) const DEFAULT_LOOKUP_RETRIES: u32 = 8;
@@ -122,7 +124,9 @@ const MAX_VERSION_STRIPES: usize = 1 << 13;
 
 #[derive(Debug)]
 pub(crate) struct Table {
-    buckets: Box<[AtomicU64]>,
+    buckets: Words,
+    /// Whether large tables (this one's copies too) are mapped on huge pages (`words`).
+    huge_pages: bool,
     /// Version stripes, indexed by the smaller bucket of a pair: removals announced (high half)
     /// and the running scan's id (low half).
     versions: Box<[AtomicU64]>,
@@ -132,38 +136,52 @@ pub(crate) struct Table {
 }
 
 impl Table {
-    pub(crate) fn try_new(buckets: usize, lookup_retries: u32) -> Result<Self, BuildError> {
+    pub(crate) fn try_new(
+        buckets: usize,
+        lookup_retries: u32,
+        huge_pages: bool,
+    ) -> Result<Self, BuildError> {
+        let bytes = buckets.saturating_mul(core::mem::size_of::<AtomicU64>());
         Ok(Self {
-            buckets: zeroed(buckets)?,
+            buckets: Words::filled(buckets, 0, huge_pages)
+                .ok_or(BuildError::AllocationFailed { bytes })?,
+            huge_pages,
             versions: versions_for(buckets),
             lookup_retries,
-            counters: Counters::new(),
+            counters: Counters::new(buckets),
             scan: scan::ScanSlot::new(),
         })
     }
 
     /// A table holding `words`, bucket words loaded from a snapshot, which hold `items`
     /// fingerprints.
-    pub(crate) fn from_words(words: Vec<u64>, lookup_retries: u32, items: usize) -> Self {
+    pub(crate) fn from_words(
+        words: Vec<u64>,
+        lookup_retries: u32,
+        huge_pages: bool,
+        items: usize,
+    ) -> Self {
         Self {
             versions: versions_for(words.len()),
-            buckets: words.into_iter().map(AtomicU64::new).collect(),
+            counters: Counters::with_items(words.len(), items),
+            buckets: Words::from_values(words, huge_pages),
+            huge_pages,
             lookup_retries,
-            counters: Counters::with_items(items),
             scan: scan::ScanSlot::new(),
         }
     }
 
     /// A table of `buckets`, words no other thread can reach yet, counting the fingerprints they
     /// hold.
-    fn from_buckets(buckets: Box<[AtomicU64]>, lookup_retries: u32) -> Self {
+    fn from_buckets(buckets: Words, lookup_retries: u32, huge_pages: bool) -> Self {
         // Relaxed: no other thread has the words.
         let items = buckets.iter().map(|w| bucket::occupied(w.load(Ordering::Relaxed))).sum();
         Self {
             versions: versions_for(buckets.len()),
+            counters: Counters::with_items(buckets.len(), items),
             buckets,
+            huge_pages,
             lookup_retries,
-            counters: Counters::with_items(items),
             scan: scan::ScanSlot::new(),
         }
     }
@@ -191,7 +209,7 @@ impl Table {
         core::mem::size_of::<Self>()
             + core::mem::size_of_val(&*self.buckets)
             + core::mem::size_of_val(&*self.versions)
-            + Counters::memory_usage()
+            + self.counters.memory_usage()
     }
 
     /// Copies of `fingerprint` in bucket `index` (a plain read, for tests).
@@ -460,7 +478,7 @@ impl Table {
             // reach the table.
             word.store(0, Ordering::Relaxed);
         }
-        self.counters = Counters::new();
+        self.counters = Counters::new(self.buckets.len());
     }
 }
 
@@ -468,13 +486,4 @@ impl Table {
 fn versions_for(buckets: usize) -> Box<[AtomicU64]> {
     let stripes = (buckets.next_power_of_two() / BUCKETS_PER_VERSION).clamp(1, MAX_VERSION_STRIPES);
     (0..stripes).map(|_| AtomicU64::new(0)).collect()
-}
-
-/// `len` empty bucket words, or the allocator's refusal as an error rather than an abort.
-fn zeroed(len: usize) -> Result<Box<[AtomicU64]>, BuildError> {
-    let bytes = len.saturating_mul(core::mem::size_of::<AtomicU64>());
-    let mut words = Vec::new();
-    words.try_reserve_exact(len).map_err(|_| BuildError::AllocationFailed { bytes })?;
-    words.extend((0..len).map(|_| AtomicU64::new(0)));
-    Ok(words.into_boxed_slice())
 }

@@ -65,6 +65,7 @@ use std::io;
 use crate::bucket::UNUSED_WORD;
 use crate::sync::{self, AtomicBool, AtomicPtr, AtomicU64, Ordering};
 
+use super::words::Words;
 use super::Table;
 
 /// In a [`ScanSlot`]'s state: the scan has started on every stripe, and writers may capture.
@@ -139,7 +140,7 @@ impl ScanSlot {
 /// A consistent copy of a table's bucket words, from [`Table::scan`].
 #[derive(Debug)]
 pub(crate) struct ScannedWords {
-    words: Box<[AtomicU64]>,
+    words: Words,
     /// Buckets that writers captured for the scan before removing from them.
     pub(crate) captured_by_writers: u64,
 }
@@ -161,7 +162,7 @@ impl Table {
     /// is in it (see [`scan`](Self::scan)). Its counters start afresh, holding the copy's items.
     pub(crate) fn consistent_copy(&self) -> io::Result<Table> {
         let ScannedWords { words, .. } = self.scan()?;
-        Ok(Table::from_buckets(words, self.lookup_retries))
+        Ok(Table::from_buckets(words, self.lookup_retries, self.huge_pages))
     }
 
     /// Copies the bucket words so that every item present when the scan starts (inserted and
@@ -176,7 +177,7 @@ impl Table {
         &self,
         mut after_capture: impl FnMut(usize),
     ) -> io::Result<ScannedWords> {
-        let words = unused_words(self.buckets.len())?;
+        let words = unused_words(self.buckets.len(), self.huge_pages)?;
         let slot = &self.scan;
         // One scan at a time: a second one waits here for the first pass to end. Writers never
         // touch `busy`. Acquire: pairs with the Release reset below, so this scan starts after
@@ -237,16 +238,13 @@ impl Table {
 }
 
 /// `len` words of [`UNUSED_WORD`], or an out-of-memory error instead of an abort.
-fn unused_words(len: usize) -> io::Result<Box<[AtomicU64]>> {
-    let mut words = Vec::new();
-    words.try_reserve_exact(len).map_err(|_| {
+fn unused_words(len: usize, huge_pages: bool) -> io::Result<Words> {
+    Words::filled(len, UNUSED_WORD, huge_pages).ok_or_else(|| {
         io::Error::new(
             io::ErrorKind::OutOfMemory,
             "cannot allocate a copy of the cuckoo filter's table",
         )
-    })?;
-    words.extend((0..len).map(|_| AtomicU64::new(UNUSED_WORD)));
-    Ok(words.into_boxed_slice())
+    })
 }
 
 // Unit tests of std builds; the loom suite (`loom-tests/`) models the scan under the checker.
@@ -263,7 +261,7 @@ mod tests {
         let f = (1..0xFFFF).find(|&f| alt_index(high, f, m) == 0).expect("a print links them");
         let mut words = vec![0u64; m];
         words[high] = u64::from(f);
-        (Table::from_words(words, DEFAULT_LOOKUP_RETRIES, 1), f, high)
+        (Table::from_words(words, DEFAULT_LOOKUP_RETRIES, true, 1), f, high)
     }
 
     fn copies(scan: &ScannedWords, f: u16) -> usize {
