@@ -1,12 +1,16 @@
 //! Per-thread and striped operation counters and the [`Stats`] snapshot.
 //!
-//! The first [`OWNED`] threads of the process each own a stripe of every filter's counters and
-//! bump it with a plain load and store: no locked instruction and no shared cache line on the
-//! insert and remove paths (two locked adds cost about as much as the insert's own CAS). Any
-//! later thread bumps a shared stripe chosen by its item's primary bucket with `fetch_add`, so
-//! threads working on different items rarely share a cache line and no single atomic becomes a
-//! hot spot. Counters are statistics: all Relaxed, exact once the operations they count have
-//! finished and been joined (joining synchronises), approximate while operations are in flight.
+//! A thread whose [`thread_number`](sync::thread_number) is below the filter's owned stripe
+//! count owns a stripe of its counters and bumps it with a plain load and store: no locked
+//! instruction and no shared cache line on the insert and remove paths (two locked adds cost
+//! about as much as the insert's own CAS). Thread numbers are those of the threads alive at
+//! once, reused after a thread exits, so a server's worker threads own stripes however often
+//! its pools replace threads. Filters own 16 stripes, and large ones up to 256 (one for each
+//! 32 KiB of table), so that up to 256 threads share no counter line; any other
+//! thread bumps a shared stripe chosen by its item's primary bucket with `fetch_add`, so threads
+//! working on different items rarely share a cache line. Counters are statistics: all Relaxed,
+//! exact once the operations they count have finished and been joined (joining synchronises),
+//! approximate while operations are in flight.
 
 use crossbeam_utils::CachePadded;
 
@@ -15,12 +19,15 @@ use crate::sync::{self, AtomicU64, AtomicUsize, Ordering::Relaxed};
 /// Longest cuckoo path an insert may commit, in relocations.
 pub(crate) const MAX_PATH_LEN: usize = 5;
 
-/// Stripes owned by one thread each: those of the process's first `OWNED` threads to record.
-const OWNED: usize = 16;
+/// Stripes owned by one thread each, at least and at most: those of threads numbered below.
+const MIN_OWNED: usize = 16;
+const MAX_OWNED: usize = 256;
+/// Buckets of table for each owned stripe past the minimum: a stripe (128 bytes) for each 32 KiB
+/// of table, so that the owned stripes past the minimum cost at most 0.4% of its size.
+const BUCKETS_PER_OWNED: usize = 4096;
 /// Stripes shared by every other thread, chosen by bucket. loom explores every atomic, and its
 /// threads own no stripe: one shared stripe keeps the models small.
 const SHARED: usize = if sync::MODEL_CHECKING { 1 } else { 16 };
-const STRIPES: usize = OWNED + SHARED;
 
 /// Adds 1 to a counter: a plain load and store on a stripe only this thread writes, `fetch_add`
 /// on a shared one.
@@ -75,17 +82,23 @@ pub(crate) enum Event {
 
 #[derive(Debug)]
 pub(crate) struct Counters {
+    /// The owned stripes, then the [`SHARED`] ones.
     stripes: Box<[CachePadded<Stripe>]>,
+    owned: usize,
 }
 
 impl Counters {
-    pub(crate) fn new() -> Self {
-        Self { stripes: (0..STRIPES).map(|_| CachePadded::new(Stripe::default())).collect() }
+    /// Fresh counters for a table of `buckets` buckets.
+    pub(crate) fn new(buckets: usize) -> Self {
+        let owned = (buckets / BUCKETS_PER_OWNED).clamp(MIN_OWNED, MAX_OWNED);
+        let stripes = (0..owned + SHARED).map(|_| CachePadded::new(Stripe::default())).collect();
+        Self { stripes, owned }
     }
 
-    /// Fresh counters for a table that already holds `items` items (a loaded snapshot).
-    pub(crate) fn with_items(items: usize) -> Self {
-        let counters = Self::new();
+    /// Fresh counters for a table of `buckets` buckets that already holds `items` items (a
+    /// loaded snapshot).
+    pub(crate) fn with_items(buckets: usize, items: usize) -> Self {
+        let counters = Self::new(buckets);
         counters.stripes[0].items.store(items, Relaxed);
         counters
     }
@@ -97,8 +110,8 @@ impl Counters {
     #[allow(clippy::modulo_one)]
     pub(crate) fn record(&self, bucket: usize, event: Event) {
         let (stripe, owned) = match sync::thread_number() {
-            Some(number) if number < OWNED => (&self.stripes[number], true),
-            _ => (&self.stripes[OWNED + bucket % SHARED], false),
+            Some(number) if number < self.owned => (&self.stripes[number], true),
+            _ => (&self.stripes[self.owned + bucket % SHARED], false),
         };
         let counter = match event {
             Event::Inserted { relocations } => {
@@ -148,8 +161,8 @@ impl Counters {
         }
     }
 
-    pub(crate) const fn memory_usage() -> usize {
-        STRIPES * core::mem::size_of::<CachePadded<Stripe>>()
+    pub(crate) fn memory_usage(&self) -> usize {
+        core::mem::size_of_val(&*self.stripes)
     }
 }
 

@@ -70,3 +70,33 @@ fn counts_are_exact_after_joining_many_threads() {
     };
     assert_eq!(again, (filter.len(), stats));
 }
+
+/// Threads that come and go, as in a pool that grows and shrinks: each new thread reuses the
+/// counter stripe of one that exited, continuing its count with plain loads and stores, and the
+/// sums stay exact.
+#[test]
+fn counts_are_exact_when_threads_come_and_go() {
+    const WAVES: u64 = 40;
+    const WIDTH: u64 = 6;
+    let filter = Arc::new(CuckooFilter::with_capacity(50_000));
+    for wave in 0..WAVES {
+        let workers: Vec<_> = (0..WIDTH)
+            .map(|t| {
+                let filter = Arc::clone(&filter);
+                std::thread::spawn(move || {
+                    for i in 0..200u64 {
+                        filter.insert(&(wave, t, i)).unwrap();
+                    }
+                    for i in 0..50u64 {
+                        assert!(filter.remove(&(wave, t, i)));
+                    }
+                })
+            })
+            .collect();
+        for w in workers {
+            w.join().unwrap();
+        }
+    }
+    assert_eq!(filter.len(), (WAVES * WIDTH * 150) as usize);
+    assert_eq!(filter.stats().insert_paths.iter().sum::<u64>(), WAVES * WIDTH * 200);
+}
