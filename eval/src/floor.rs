@@ -1,7 +1,9 @@
-//! The two-read floor: what any two-bucket lookup costs at least, measured beside ours by the
-//! benchmarks and `lookup_cost`.
+//! The floors: what any two-bucket lookup costs at least (the two-read floor, measured beside
+//! ours by the benchmarks, `lookup_cost` and `dram`) and what any writer that changes a table
+//! with compare-and-swap costs at least (the one-CAS floor, in `dram`).
 
 use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use lockfree_cuckoo::DefaultHashBuilder;
 
@@ -83,6 +85,34 @@ impl Shared for Floor {
     }
     fn bytes(&self) -> usize {
         self.words.len() * 8
+    }
+}
+
+/// The floor under any writer that changes a table with compare-and-swap, as every lock-free
+/// filter must: hash the key with our hasher, load one pseudo-random word of an array as large as
+/// our table, and compare-and-swap it. What one insert or remove of ours costs at least, beside
+/// the reads of the two-read floor.
+pub struct CasFloor {
+    words: Box<[AtomicU64]>,
+    hasher: DefaultHashBuilder,
+}
+
+impl CasFloor {
+    /// An array of `words` words, each written (so no page is a shared zero page).
+    pub fn new(words: usize) -> Self {
+        let words = (0..words as u64).map(|i| AtomicU64::new(mix(i) | 1)).collect();
+        Self { words, hasher: DefaultHashBuilder::default() }
+    }
+
+    /// One load and one compare-and-swap of the key's word; whether the swap took.
+    #[inline]
+    pub fn write(&self, key: u64) -> bool {
+        let h = self.hasher.hash_one(key);
+        let n = self.words.len() as u128;
+        let word = &self.words[((u128::from(h >> 16) * n) >> 48) as usize];
+        let seen = word.load(Ordering::Relaxed);
+        word.compare_exchange(seen, seen ^ (h & 0xFFFF), Ordering::Release, Ordering::Relaxed)
+            .is_ok()
     }
 }
 

@@ -1,11 +1,13 @@
 //! What the evaluation binaries and benchmarks of `lockfree-cuckoo` share: the key spaces and
 //! query streams every measurement uses ([`keys`]), the peer filters behind two small traits
-//! ([`peers`]) and the two-read floor under any two-bucket lookup ([`floor`]).
+//! ([`peers`]) and the floors under any two-bucket lookup and any lock-free write ([`floor`]).
 //!
 //! The binaries (`src/bin/`): `stress` (the concurrency stress run, `cargo stress`), `paper`
 //! (the cuckoo filter paper's evaluation, `cargo paper`; see `PAPER.md`), `peers` (space,
-//! false-positive rate and one-shot fill and remove rates of every peer) and `lookup_cost` (a
-//! fixed number of lookups for profilers). The criterion benchmarks are `benches/filter.rs`
+//! false-positive rate and one-shot fill and remove rates of every peer), `dram` (one thread
+//! against a DRAM-sized table: fills, lookups and removes of every peer in tight loops, beside
+//! the two-read and one-CAS floors) and `lookup_cost` (a fixed number of lookups for
+//! profilers). The criterion benchmarks are `benches/filter.rs`
 //! (`cargo bench -p lockfree-cuckoo-eval`). `BENCHMARKS.md` describes them all.
 
 pub mod floor;
