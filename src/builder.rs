@@ -69,9 +69,10 @@ impl<S: BuildHasher> Builder<S> {
     ///
     /// On Linux such a table is mapped on a 2 MiB boundary and the kernel is advised
     /// (`madvise(MADV_HUGEPAGE)`) to back it with transparent huge pages. A lookup in a table
-    /// larger than the CPU cache then misses the TLB far less often: on the machine of
-    /// `BENCHMARKS.md`, a 243 MiB table answered `contains` about a third faster and
-    /// `contains_batch` twice as fast. The kernel decides: with transparent huge pages set to
+    /// larger than the CPU cache then misses the TLB far less often. What that gains depends on
+    /// what a page walk costs on the machine: on the VMs of `BENCHMARKS.md`, with a 243 MiB
+    /// table, from a few percent to a third off `contains` and up to half off
+    /// `contains_batch`. The kernel decides: with transparent huge pages set to
     /// `never`, or when it has no free huge pages, the table gets ordinary pages, and nothing
     /// else changes. Elsewhere than Linux, and for smaller tables, the table is an ordinary heap
     /// allocation whatever this says.
@@ -85,8 +86,8 @@ impl<S: BuildHasher> Builder<S> {
     /// ```
     /// use lockfree_cuckoo::CuckooFilter;
     ///
-    /// let filter = CuckooFilter::builder().capacity(10_000_000).huge_pages(false).build();
-    /// assert!(filter.capacity() >= 10_000_000);
+    /// let filter = CuckooFilter::builder().capacity(5_000_000).huge_pages(false).build();
+    /// assert!(filter.capacity() >= 5_000_000);
     /// ```
     pub fn huge_pages(mut self, enabled: bool) -> Self {
         self.huge_pages = enabled;
