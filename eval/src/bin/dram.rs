@@ -106,28 +106,24 @@ fn lookups(args: &Args, mut lookup: impl FnMut(&[u64], &mut [bool])) -> [f64; 3]
     })
 }
 
-fn fill(items: usize, mut insert: impl FnMut(u64) -> bool) -> f64 {
-    let ns = ns_per(items, || (0..items as u64).filter(|&i| !insert(key(PRESENT, i))).count());
-    eprint!(" fill {ns:.1} ns;");
-    ns
-}
-
-fn remove(items: usize, mut remove: impl FnMut(u64) -> bool) -> f64 {
-    let ns = ns_per(items, || (0..items as u64).filter(|&i| !remove(key(PRESENT, i))).count());
-    eprint!(" remove {ns:.1} ns;");
+/// ns an operation of `op` on every inserted key in turn (a fill or an emptying), printed as
+/// `label`.
+fn each_key(label: &str, items: usize, mut op: impl FnMut(u64) -> bool) -> f64 {
+    let ns = ns_per(items, || (0..items as u64).filter(|&i| !op(key(PRESENT, i))).count());
+    eprint!(" {label} {ns:.1} ns;");
     ns
 }
 
 fn ours(args: &Args, huge_pages: bool, name: &'static str) -> Row {
     let filter = CuckooFilter::builder().capacity(args.items).huge_pages(huge_pages).build();
-    let fill = fill(args.items, |k| filter.insert(&k).is_ok());
+    let fill = each_key("fill", args.items, |k| filter.insert(&k).is_ok());
     let huge_kib = anon_huge_kib();
     let contains = lookups(args, |keys, out| {
         keys.iter().zip(out).for_each(|(k, o)| *o = black_box(filter.contains(k)));
     });
     eprint!(" batch");
     let batch = lookups(args, |keys, out| filter.contains_batch(keys, out));
-    let remove = remove(args.items, |k| filter.remove(&k));
+    let remove = each_key("remove", args.items, |k| filter.remove(&k));
     Row { name, huge_kib, fill: Some(fill), contains, batch: Some(batch), remove: Some(remove) }
 }
 
@@ -144,8 +140,8 @@ fn floor(args: &Args) -> Row {
 
 fn cas_floor(args: &Args) -> Row {
     let floor = CasFloor::new(CuckooFilter::with_capacity(args.items).bucket_count());
-    let fill = fill(args.items, |k| floor.write(k));
-    let remove = remove(args.items, |k| floor.write(k));
+    let fill = each_key("fill", args.items, |k| floor.write(k));
+    let remove = each_key("remove", args.items, |k| floor.write(k));
     Row {
         name: "one-CAS floor",
         huge_kib: anon_huge_kib(),
@@ -158,12 +154,12 @@ fn cas_floor(args: &Args) -> Row {
 
 fn cf_ahash(args: &Args) -> Row {
     let mut filter = CfAhash::new(args.items);
-    let fill = fill(args.items, |k| filter.insert(k));
+    let fill = each_key("fill", args.items, |k| filter.insert(k));
     let huge_kib = anon_huge_kib();
     let contains = lookups(args, |keys, out| {
         keys.iter().zip(out).for_each(|(k, o)| *o = black_box(filter.contains(*k)));
     });
-    let remove = remove(args.items, |k| filter.remove(k));
+    let remove = each_key("remove", args.items, |k| filter.remove(k));
     Row {
         name: "cuckoofilter+ahash",
         huge_kib,
