@@ -18,6 +18,7 @@
 
 #![cfg(loom)]
 
+mod growth;
 mod support;
 
 use std::sync::Arc;

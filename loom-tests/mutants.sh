@@ -2,8 +2,8 @@
 # Shows that the loom suite catches each known protocol bug: applies one deliberate breakage at a
 # time to a scratch copy of the crate, runs the suite there and prints a Markdown table of
 # breakage -> failing models. Exits non-zero if any breakage goes uncaught, if the unbroken copy
-# fails, or if a breakage's pattern no longer matches the protocol's files in src/table/ (so it
-# cannot rot silently).
+# fails, or if a breakage's pattern no longer matches the protocol's files in src/table/ and
+# src/levels.rs (so it cannot rot silently).
 #
 # Usage: loom-tests/mutants.sh   (LOOM_MAX_PREEMPTIONS defaults to 2, as in CI)
 set -euo pipefail
@@ -20,7 +20,9 @@ export LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-2}"
 tar -C "$root" --exclude=./target --exclude=./.git -cf - . | tar -C "$scratch" -xmf -
 table="$scratch/src/table/mod.rs"
 scan="$scratch/src/table/scan.rs"
+levels="$scratch/src/levels.rs"
 cp -r "$scratch/src/table" "$scratch/table.orig"
+cp "$levels" "$scratch/levels.orig"
 
 # mutate_in FILE FUNCTION COUNT OLD NEW: within the body of `fn FUNCTION(` in FILE (up to its
 # closing brace at method indent), replaces the literal OLD, which must occur exactly COUNT times
@@ -41,6 +43,7 @@ mutate_in() {
 }
 mutate() { mutate_in "$table" "$@"; }
 mutate_scan() { mutate_in "$scan" "$@"; }
+mutate_levels() { mutate_in "$levels" "$@"; }
 
 # A removal CAS loop with no announcement, for the breakages that move or drop one.
 add_take_quietly() {
@@ -167,6 +170,39 @@ writer_skips_capture() {
 capture_before_ready() {
     mutate_scan capture 1 "(state >> 32) as u32 == id && state & READY != 0" "(state >> 32) as u32 == id"
 }
+# Growth (src/levels.rs). A new level published without Release (and read without Acquire).
+publication_relaxed() {
+    mutate_levels grow 1 "            Ordering::AcqRel,
+            Ordering::Acquire," "            Ordering::Relaxed,
+            Ordering::Relaxed,"
+}
+newest_load_relaxed() {
+    mutate_levels newest 1 "self.newest.load(Ordering::Acquire)" "self.newest.load(Ordering::Relaxed)"
+}
+# A growth that publishes its level whether or not another thread's came first.
+publish_by_swap() {
+    mutate_levels grow 1 "match self.newest.compare_exchange(
+            seen.cast_mut(),
+            level,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {" "match Ok::<_, ()>(self.newest.swap(level, Ordering::AcqRel)) {"
+}
+# A growth that replaces whatever level is newest now, not the one its level links to.
+cas_expects_current() {
+    mutate_levels grow 1 "            seen.cast_mut(),
+            level," "            self.newest.load(Ordering::Acquire),
+            level,"
+}
+# Lookups that read only the newest level.
+lookup_newest_only() {
+    mutate_levels contains 1 "self.tables_from(newest).any(" "self.tables_from(newest).take(1).any("
+}
+# A remove that takes a copy from the newest level holding one, even when another level holds
+# one too.
+remove_takes_first_match() {
+    mutate_levels remove 1 "if holders.next().is_some() {" "if false {"
+}
 mutants=(
     "remove_unannounced|remove and surplus removal without their announcement"
     "relocation_unannounced|relocation's removal without its announcement"
@@ -188,6 +224,12 @@ mutants=(
     "scan_start_relaxed|scan's start on the stripes Relaxed"
     "writer_skips_capture|writer removes without capturing for the scan"
     "capture_before_ready|writer captures before the scan started on every stripe"
+    "publication_relaxed|growth: new level published Relaxed"
+    "newest_load_relaxed|growth: newest level loaded Relaxed"
+    "publish_by_swap|growth: new level published over another growth's"
+    "cas_expects_current|growth: new level replaces the current newest, not the one it links to"
+    "lookup_newest_only|growth: lookups read the newest level only"
+    "remove_takes_first_match|growth: remove takes a copy when two levels hold one"
 )
 
 # run_suite LOG: runs the suite in the scratch copy; prints the failing models, comma-separated.
@@ -217,6 +259,7 @@ for entry in "${mutants[@]}"; do
     name="${entry%%|*}"
     rm -rf "$scratch/src/table"
     cp -r "$scratch/table.orig" "$scratch/src/table"
+    cp "$scratch/levels.orig" "$levels"
     "$name"
     caught="$(run_suite "$scratch/$name.log")"
     if [[ -z "$caught" ]]; then

@@ -9,8 +9,8 @@
 use core::hash::{BuildHasher, Hash};
 
 use crate::filter::CuckooFilter;
-use crate::hash::Slots;
-use crate::table::Table;
+use crate::hash;
+use crate::levels::Levels;
 
 /// Items hashed and prefetched ahead of the one being checked (a power of two).
 const AHEAD: usize = 16;
@@ -55,8 +55,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// ```
     pub fn contains_batch<T: Hash>(&self, items: &[T], out: &mut [bool]) {
         assert_eq!(items.len(), out.len(), "contains_batch: items and out differ in length");
-        let slots_at = |i: usize| self.slots_of_hash(self.hasher().hash_one(&items[i]));
-        lookups(self.table(), slots_at, out);
+        lookups(self.levels(), |i| self.mixed_of(&items[i]), out);
     }
 
     /// [`contains_batch`](Self::contains_batch) for precomputed hashes; see
@@ -83,7 +82,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// ```
     pub fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) {
         assert_eq!(hashes.len(), out.len(), "contains_hash_batch: hashes and out differ in length");
-        lookups(self.table(), |i| self.slots_of_hash(hashes[i]), out);
+        lookups(self.levels(), |i| hash::mix(hashes[i]), out);
     }
 }
 
@@ -117,41 +116,78 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// ```
     #[must_use = "fewer items than given were inserted when the filter is full"]
     pub fn insert_batch<T: Hash>(&self, items: &[T]) -> usize {
-        let table = self.table();
-        let slots_at = |i: usize| self.slots_of_hash(self.hasher().hash_one(&items[i]));
-        pipelined(table, items.len(), slots_at, |_, slots| table.insert(slots).is_ok())
+        let levels = self.levels();
+        let mixed_at = |i: usize| self.mixed_of(&items[i]);
+        if levels.growth().is_none() {
+            let table = levels.first();
+            let slots_at = |i| hash::mixed_slots(mixed_at(i), table.bucket_count());
+            return pipelined(
+                items.len(),
+                slots_at,
+                |s| table.prefetch(s),
+                |_, slots| table.insert(slots).is_ok(),
+            );
+        }
+        pipelined(
+            items.len(),
+            mixed_at,
+            |m| levels.prefetch_newest(m),
+            |_, mixed| levels.insert(mixed).is_ok(),
+        )
     }
 }
 
-/// Answers `out[i] = contains(slots_at(i))` for every `i`, prefetching [`AHEAD`] items ahead.
+/// Answers `out[i] = contains(item i)` for every `i`, prefetching [`AHEAD`] items ahead; `mixed_at(i)`
+/// is item `i`'s mixed hash. A filter that has one level keeps each item's slots in the window;
+/// one with more reads its levels once ([`Levels::chain`]), keeps the mixed hash, prefetches the
+/// item's buckets in the newest levels, and looks it up in every level as `contains` does.
 #[inline]
-fn lookups(table: &Table, slots_at: impl FnMut(usize) -> Slots, out: &mut [bool]) {
-    pipelined(table, out.len(), slots_at, |i, slots| {
-        out[i] = table.contains(slots);
-        true
-    });
+fn lookups(levels: &Levels, mixed_at: impl Fn(usize) -> u64, out: &mut [bool]) {
+    if let Some(table) = levels.single() {
+        let slots_at = |i| hash::mixed_slots(mixed_at(i), table.bucket_count());
+        pipelined(
+            out.len(),
+            slots_at,
+            |s| table.prefetch(s),
+            |i, slots| {
+                out[i] = table.contains(slots);
+                true
+            },
+        );
+        return;
+    }
+    let chain = levels.chain();
+    pipelined(
+        out.len(),
+        mixed_at,
+        |m| chain.prefetch(m),
+        |i, mixed| {
+            out[i] = chain.contains(mixed);
+            true
+        },
+    );
 }
 
-/// Calls `visit(i, slots_at(i))` for `i` in `0..len`, in order, with the buckets of the next
-/// [`AHEAD`] items requested from memory meanwhile. Stops at the first `i` for which `visit`
-/// returns false and returns it; returns `len` if none did.
+/// Calls `visit(i, key_at(i))` for `i` in `0..len`, in order, with `prefetch` called on the keys
+/// of the next [`AHEAD`] items meanwhile. Stops at the first `i` for which `visit` returns false
+/// and returns it; returns `len` if none did.
 #[inline]
-fn pipelined(
-    table: &Table,
+fn pipelined<K: Copy + Default>(
     len: usize,
-    mut slots_at: impl FnMut(usize) -> Slots,
-    mut visit: impl FnMut(usize, Slots) -> bool,
+    mut key_at: impl FnMut(usize) -> K,
+    prefetch: impl Fn(K),
+    mut visit: impl FnMut(usize, K) -> bool,
 ) -> usize {
-    let mut ring = [Slots { fingerprint: 0, first: 0, second: 0 }; AHEAD];
+    let mut ring = [K::default(); AHEAD];
     for (i, slot) in ring.iter_mut().enumerate().take(len) {
-        *slot = slots_at(i);
-        table.prefetch(*slot);
+        *slot = key_at(i);
+        prefetch(*slot);
     }
     for i in 0..len {
         let current = ring[i % AHEAD];
         if i + AHEAD < len {
-            let next = slots_at(i + AHEAD);
-            table.prefetch(next);
+            let next = key_at(i + AHEAD);
+            prefetch(next);
             ring[i % AHEAD] = next;
         }
         if !visit(i, current) {

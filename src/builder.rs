@@ -5,6 +5,7 @@ use core::hash::BuildHasher;
 use crate::error::BuildError;
 use crate::filter::CuckooFilter;
 use crate::hash::DefaultHashBuilder;
+use crate::levels::{Ceiling, Levels};
 use crate::sizing::{buckets_for, capacity_of};
 use crate::table::{Table, DEFAULT_LOOKUP_RETRIES};
 
@@ -28,6 +29,7 @@ pub struct Builder<S = DefaultHashBuilder> {
     buckets: Option<usize>,
     lookup_retries: u32,
     huge_pages: bool,
+    growth: Option<Ceiling>,
     hasher: S,
 }
 
@@ -38,6 +40,7 @@ impl Builder<DefaultHashBuilder> {
             buckets: None,
             lookup_retries: DEFAULT_LOOKUP_RETRIES,
             huge_pages: true,
+            growth: None,
             hasher: DefaultHashBuilder::default(),
         }
     }
@@ -61,8 +64,86 @@ impl<S: BuildHasher> Builder<S> {
             buckets: self.buckets,
             lookup_retries: self.lookup_retries,
             huge_pages: self.huge_pages,
+            growth: self.growth,
             hasher,
         }
+    }
+
+    /// Makes the filter growable: when an insert finds it full, it adds room instead of
+    /// returning [`InsertError::Full`](crate::InsertError::Full), with no limit but memory
+    /// ([`max_capacity`](Self::max_capacity) and [`max_memory`](Self::max_memory) set one).
+    ///
+    /// [`capacity`](Self::capacity) is then the starting size. The filter grows by adding a
+    /// level, a table with four times the buckets of the newest one, while every thread goes on
+    /// inserting, looking up and removing: no operation waits for a growth, no item moves and
+    /// none is lost, lookups stay wait-free. The price of each level: a lookup of an absent item
+    /// reads every level (a present one stops at the level that holds it, most often the
+    /// newest), and the false-positive rate is the sum of the levels' (about 0.07% after
+    /// growing 1,000 times, against 0.012% for a filter built at its final size). Build at the
+    /// expected size when it is known. Measurements: `BENCHMARKS.md`, "Growth".
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::builder().capacity(1_000).growable().build();
+    /// for key in 0..100_000u64 {
+    ///     filter.insert(&key)?; // never `Full`: the filter grows
+    /// }
+    /// assert!((0..100_000u64).all(|key| filter.contains(&key)));
+    /// assert!(filter.capacity() >= 100_000);
+    /// assert!(filter.stats().levels > 1);
+    /// # Ok::<(), lockfree_cuckoo::InsertError>(())
+    /// ```
+    pub fn growable(mut self) -> Self {
+        self.growth.get_or_insert_with(Ceiling::default);
+        self
+    }
+
+    /// Makes the filter growable ([`growable`](Self::growable)) up to a capacity of `items`:
+    /// it adds no level past the one that brings its capacity to `items`, and then returns
+    /// [`InsertError::Full`](crate::InsertError::Full) when full, losing nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::{CuckooFilter, InsertError};
+    ///
+    /// let filter = CuckooFilter::builder().capacity(100).max_capacity(2_000).build();
+    /// let refused = (0..10_000u32).find(|key| filter.insert(key).is_err());
+    /// assert!(refused.is_some());
+    /// assert!(filter.len() >= 2_000);
+    /// assert!(filter.capacity() < 2_100);
+    /// assert_eq!(filter.insert(&refused.unwrap()), Err(InsertError::Full));
+    /// ```
+    pub fn max_capacity(mut self, items: usize) -> Self {
+        self.growth.get_or_insert_with(Ceiling::default).items = Some(items);
+        self
+    }
+
+    /// Makes the filter growable ([`growable`](Self::growable)) up to `bytes` of
+    /// [`memory_usage`](CuckooFilter::memory_usage): a new level is made smaller to fit, and
+    /// none is added when no useful one fits. Then inserts return
+    /// [`InsertError::Full`](crate::InsertError::Full) when full, losing nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::builder().capacity(1_000).max_memory(100_000).build();
+    /// for key in 0..1_000_000u32 {
+    ///     if filter.insert(&key).is_err() {
+    ///         break;
+    ///     }
+    /// }
+    /// assert!(filter.memory_usage() <= 100_000);
+    /// assert!(filter.len() > 30_000);
+    /// ```
+    pub fn max_memory(mut self, bytes: usize) -> Self {
+        self.growth.get_or_insert_with(Ceiling::default).bytes = Some(bytes);
+        self
     }
 
     /// Whether a table of 2 MiB or more asks for huge pages (default `true`).
@@ -130,15 +211,35 @@ impl<S: BuildHasher> Builder<S> {
     /// # Errors
     ///
     /// [`BuildError::CapacityOverflow`] when the table for the capacity exceeds the address
-    /// space, [`BuildError::AllocationFailed`] when the allocator refuses it.
+    /// space, [`BuildError::AllocationFailed`] when the allocator refuses it,
+    /// [`BuildError::CeilingBelowCapacity`] when a growable filter's first table is already past
+    /// its [`max_capacity`](Self::max_capacity) or [`max_memory`](Self::max_memory).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::{BuildError, CuckooFilter};
+    ///
+    /// let err = CuckooFilter::builder().capacity(5_000).max_capacity(1_000).try_build();
+    /// assert!(matches!(err, Err(BuildError::CeilingBelowCapacity { .. })));
+    /// ```
     pub fn try_build(self) -> Result<CuckooFilter<S>, BuildError> {
         let requested = self.capacity;
         let buckets = match self.buckets {
             Some(buckets) => buckets,
             None => buckets_for(requested).ok_or(BuildError::CapacityOverflow { requested })?,
         };
+        if let Some(ceiling) = self.growth {
+            let (items, bytes) = (capacity_of(buckets), Table::memory_for(buckets));
+            let over =
+                [(ceiling.items, items, "max_capacity"), (ceiling.bytes, bytes, "max_memory")]
+                    .into_iter()
+                    .find(|&(limit, initial, _)| limit.is_some_and(|limit| initial > limit));
+            if let Some((Some(limit), initial, setting)) = over {
+                return Err(BuildError::CeilingBelowCapacity { setting, limit, initial });
+            }
+        }
         let table = Table::try_new(buckets, self.lookup_retries, self.huge_pages)?;
-        let capacity = capacity_of(buckets);
-        Ok(CuckooFilter::from_parts(table, self.hasher, capacity))
+        Ok(CuckooFilter::from_parts(Levels::new(table, self.growth), self.hasher))
     }
 }

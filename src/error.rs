@@ -57,6 +57,17 @@ pub enum BuildError {
         /// The size of the refused allocation.
         bytes: usize,
     },
+    /// A growable filter's ceiling is below its starting size: the first table would already
+    /// promise more items than [`Builder::max_capacity`](crate::Builder::max_capacity) or take
+    /// more bytes than [`Builder::max_memory`](crate::Builder::max_memory).
+    CeilingBelowCapacity {
+        /// The builder setting: `"max_capacity"` or `"max_memory"`.
+        setting: &'static str,
+        /// Its value.
+        limit: usize,
+        /// What the first table promises (items) or takes (bytes).
+        initial: usize,
+    },
 }
 
 impl fmt::Display for BuildError {
@@ -68,6 +79,11 @@ impl fmt::Display for BuildError {
             Self::AllocationFailed { bytes } => {
                 write!(f, "could not allocate {bytes} bytes for the cuckoo filter's table")
             }
+            Self::CeilingBelowCapacity { setting, limit, initial } => write!(
+                f,
+                "the growable cuckoo filter's {setting} ({limit}) is below its first table's \
+                 {initial}"
+            ),
         }
     }
 }
@@ -105,7 +121,7 @@ pub enum LoadError {
     UnsupportedVersion {
         /// The version in the snapshot.
         found: u16,
-        /// The version this build reads.
+        /// The newest version this build reads; it reads every version from 2 to this one.
         supported: u16,
     },
     /// The snapshot stores fingerprints in a layout other than sixteen bits in four lanes a
@@ -188,8 +204,8 @@ impl fmt::Display for LoadError {
             ),
             Self::UnsupportedVersion { found, supported } => write!(
                 f,
-                "unsupported cuckoo filter snapshot format version: expected {supported} (the \
-                 only version this build reads), found {found}"
+                "unsupported cuckoo filter snapshot format version: expected 2 to {supported} \
+                 (the versions this build reads), found {found}"
             ),
             Self::UnsupportedLayout { fingerprint_bits, lanes } => write!(
                 f,
@@ -295,6 +311,14 @@ pub enum MergeError {
         /// Which probe key disagreed (0 to 3).
         probe: usize,
     },
+    /// The filters have different numbers of levels (one has grown more often than the other),
+    /// so a fingerprint of one has no level of the same size in the other. Nothing was changed.
+    LevelCountMismatch {
+        /// Levels of the filter merged into.
+        ours: usize,
+        /// Levels of the filter merged from.
+        theirs: usize,
+    },
     /// The filter merged into ran out of room. The first `merged` fingerprints of the other
     /// filter were added; `remaining` were not. Nothing that was in either filter was lost.
     Full {
@@ -308,6 +332,11 @@ pub enum MergeError {
 impl fmt::Display for MergeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Self::LevelCountMismatch { ours, theirs } => write!(
+                f,
+                "cannot merge cuckoo filters that grew differently: {ours} levels here, {theirs} \
+                 in the other filter"
+            ),
             Self::BucketCountMismatch { ours, theirs } => write!(
                 f,
                 "cannot merge cuckoo filters of different sizes: {ours} buckets here, {theirs} in \

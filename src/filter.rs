@@ -6,9 +6,9 @@ use core::hash::{BuildHasher, Hash};
 use crate::bucket::LANES;
 use crate::builder::Builder;
 use crate::error::InsertError;
-use crate::hash::{self, DefaultHashBuilder, Slots};
+use crate::hash::{self, DefaultHashBuilder};
+use crate::levels::Levels;
 use crate::stats::Stats;
-use crate::table::Table;
 
 /// A concurrent cuckoo filter: an approximate set that any number of threads share through
 /// `&self` (typically as `Arc<CuckooFilter>`), with no lock anywhere.
@@ -34,9 +34,8 @@ use crate::table::Table;
 /// assert!(!filter.contains(&42u64));
 /// ```
 pub struct CuckooFilter<S = DefaultHashBuilder> {
-    table: Table,
+    levels: Levels,
     hasher: S,
-    capacity: usize,
 }
 
 impl CuckooFilter<DefaultHashBuilder> {
@@ -79,22 +78,18 @@ impl CuckooFilter<DefaultHashBuilder> {
 }
 
 impl<S: BuildHasher> CuckooFilter<S> {
-    pub(crate) fn from_parts(table: Table, hasher: S, capacity: usize) -> Self {
-        Self { table, hasher, capacity }
+    pub(crate) fn from_parts(levels: Levels, hasher: S) -> Self {
+        Self { levels, hasher }
     }
 
-    pub(crate) fn table(&self) -> &Table {
-        &self.table
+    pub(crate) fn levels(&self) -> &Levels {
+        &self.levels
     }
 
+    /// The item's hash, mixed: what every level takes its slots from.
     #[inline]
-    fn slots_of<T: Hash + ?Sized>(&self, item: &T) -> Slots {
-        self.slots_of_hash(self.hasher.hash_one(item))
-    }
-
-    #[inline]
-    pub(crate) fn slots_of_hash(&self, hash: u64) -> Slots {
-        hash::slots(hash, self.table.bucket_count())
+    pub(crate) fn mixed_of<T: Hash + ?Sized>(&self, item: &T) -> u64 {
+        hash::mix(self.hasher.hash_one(item))
     }
 
     /// Adds one copy of `item`.
@@ -120,7 +115,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// # Ok::<(), lockfree_cuckoo::InsertError>(())
     /// ```
     pub fn insert<T: Hash + ?Sized>(&self, item: &T) -> Result<(), InsertError> {
-        self.table.insert(self.slots_of(item))
+        self.levels.insert(self.mixed_of(item))
     }
 
     /// Whether `item` may be present: `true` for every item inserted and not since removed, and
@@ -139,7 +134,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// ```
     #[inline]
     pub fn contains<T: Hash + ?Sized>(&self, item: &T) -> bool {
-        self.table.contains(self.slots_of(item))
+        self.levels.contains(self.mixed_of(item))
     }
 
     /// How many copies of `item` the filter holds: 0 to 8 (four lanes in each of its two
@@ -169,7 +164,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// assert_eq!(filter.count("pear"), 1);
     /// ```
     pub fn count<T: Hash + ?Sized>(&self, item: &T) -> usize {
-        self.table.count(self.slots_of(item))
+        self.levels.count(self.mixed_of(item))
     }
 
     /// Removes one copy of `item`, returning whether one was found.
@@ -178,6 +173,13 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// never inserted may remove a different item that shares its fingerprint and buckets, which
     /// then reads as absent. Remove only what you inserted. If no matching fingerprint is
     /// present, returns `false` and changes nothing.
+    ///
+    /// In a grown filter ([`Builder::growable`](crate::Builder::growable)), a remove that finds
+    /// matching fingerprints in more than one level cannot tell which is the item's, and one of
+    /// them may be another item's only copy. It then takes none: it returns `true` and counts
+    /// the item out of [`len`](Self::len), and the item stays as a false positive
+    /// ([`Stats::retained_removals`](crate::Stats::retained_removals)). This happens to an item
+    /// inserted again after a growth, and otherwise about as often as a false positive.
     ///
     /// # Examples
     ///
@@ -193,7 +195,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// assert!(!filter.remove("a"));
     /// ```
     pub fn remove<T: Hash + ?Sized>(&self, item: &T) -> bool {
-        self.table.remove(self.slots_of(item))
+        self.levels.remove(self.mixed_of(item))
     }
 
     /// [`insert`](Self::insert) for an item whose 64-bit hash the caller already has.
@@ -221,7 +223,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// assert!(filter.contains("key"));
     /// ```
     pub fn insert_hash(&self, hash: u64) -> Result<(), InsertError> {
-        self.table.insert(self.slots_of_hash(hash))
+        self.levels.insert(hash::mix(hash))
     }
 
     /// [`count`](Self::count) for a precomputed hash; see [`insert_hash`](Self::insert_hash).
@@ -237,7 +239,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// assert_eq!(filter.count_hash(42), 2);
     /// ```
     pub fn count_hash(&self, hash: u64) -> usize {
-        self.table.count(self.slots_of_hash(hash))
+        self.levels.count(hash::mix(hash))
     }
 
     /// [`contains`](Self::contains) for a precomputed hash; see [`insert_hash`](Self::insert_hash).
@@ -253,7 +255,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// ```
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        self.table.contains(self.slots_of_hash(hash))
+        self.levels.contains(hash::mix(hash))
     }
 
     /// [`remove`](Self::remove) for a precomputed hash; see [`insert_hash`](Self::insert_hash).
@@ -269,7 +271,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// assert!(!filter.contains_hash(99));
     /// ```
     pub fn remove_hash(&self, hash: u64) -> bool {
-        self.table.remove(self.slots_of_hash(hash))
+        self.levels.remove(hash::mix(hash))
     }
 
     /// **Unstable, for tests** (feature `test-hooks`): a hash whose primary bucket is `bucket`
@@ -278,7 +280,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     #[cfg(feature = "test-hooks")]
     #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
     pub fn hash_for_slot(&self, bucket: usize, fingerprint: u16) -> u64 {
-        hash::compose(bucket, fingerprint, self.table.bucket_count())
+        hash::compose(bucket, fingerprint, self.levels.first().bucket_count())
     }
 
     /// **Unstable, for tests** (feature `test-hooks`): the primary bucket, alternate bucket and
@@ -286,7 +288,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     #[cfg(feature = "test-hooks")]
     #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
     pub fn slots_for_hash(&self, hash: u64) -> (usize, usize, u16) {
-        let s = self.slots_of_hash(hash);
+        let s = hash::slots(hash, self.levels.first().bucket_count());
         (s.first, s.second, s.fingerprint)
     }
 
@@ -295,7 +297,16 @@ impl<S: BuildHasher> CuckooFilter<S> {
     #[cfg(feature = "test-hooks")]
     #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
     pub fn fingerprint_count(&self, bucket: usize, fingerprint: u16) -> usize {
-        self.table.fingerprint_count(bucket, fingerprint)
+        self.levels.first().fingerprint_count(bucket, fingerprint)
+    }
+
+    /// **Unstable, for tests** (feature `test-hooks`): adds a level to a growable filter now, as
+    /// an insert that finds the newest level full does. Returns whether a level newer than the
+    /// one this call saw exists afterwards (false for a fixed filter or at the ceiling).
+    #[cfg(feature = "test-hooks")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
+    pub fn grow_now(&self) -> bool {
+        self.levels.grow_now()
     }
 
     /// The hasher that maps items to fingerprints and buckets.
@@ -340,8 +351,8 @@ impl<S: BuildHasher> CuckooFilter<S> {
 /// ```
 impl<S: BuildHasher + Clone> Clone for CuckooFilter<S> {
     fn clone(&self) -> Self {
-        let table = self.table.consistent_copy().expect("cannot allocate the cloned table");
-        Self { table, hasher: self.hasher.clone(), capacity: self.capacity }
+        let levels = self.levels.consistent_copy().expect("cannot allocate the cloned table");
+        Self { levels, hasher: self.hasher.clone() }
     }
 }
 
@@ -360,7 +371,7 @@ impl<S> CuckooFilter<S> {
     /// assert_eq!(filter.len(), 2);
     /// ```
     pub fn len(&self) -> usize {
-        self.table.len()
+        self.levels.len()
     }
 
     /// Whether [`len`](Self::len) is 0.
@@ -386,7 +397,7 @@ impl<S> CuckooFilter<S> {
     /// assert!(CuckooFilter::with_capacity(12_345).capacity() >= 12_345);
     /// ```
     pub fn capacity(&self) -> usize {
-        self.capacity
+        self.levels.capacity()
     }
 
     /// The fraction of fingerprint lanes in use, [`len`](Self::len) over four lanes a bucket.
@@ -403,7 +414,7 @@ impl<S> CuckooFilter<S> {
     /// assert!(filter.load_factor() > 0.0);
     /// ```
     pub fn load_factor(&self) -> f64 {
-        self.len() as f64 / (self.table.bucket_count() * LANES) as f64
+        self.len() as f64 / (self.bucket_count() * LANES) as f64
     }
 
     /// Bytes the filter occupies: the table (8 bytes a bucket), its version stripes, counters
@@ -419,7 +430,7 @@ impl<S> CuckooFilter<S> {
     /// assert!(per_item < 2.2, "{per_item}");
     /// ```
     pub fn memory_usage(&self) -> usize {
-        self.table.memory_usage() + core::mem::size_of::<Self>() - core::mem::size_of::<Table>()
+        self.levels.memory_usage() + core::mem::size_of::<Self>() - core::mem::size_of::<Levels>()
     }
 
     /// The number of buckets (four lanes each).
@@ -433,7 +444,7 @@ impl<S> CuckooFilter<S> {
     /// assert!(filter.bucket_count() * 4 >= filter.capacity());
     /// ```
     pub fn bucket_count(&self) -> usize {
-        self.table.bucket_count()
+        self.levels.bucket_count()
     }
 
     /// A snapshot of the operation counters: relocations, path lengths, refusals, conservative
@@ -449,7 +460,7 @@ impl<S> CuckooFilter<S> {
     /// assert_eq!(filter.stats().refused_inserts, 0);
     /// ```
     pub fn stats(&self) -> Stats {
-        self.table.stats()
+        self.levels.stats()
     }
 
     /// Removes every item and resets the counters.
@@ -466,7 +477,7 @@ impl<S> CuckooFilter<S> {
     /// assert!(!filter.contains("a"));
     /// ```
     pub fn clear(&mut self) {
-        self.table.clear();
+        self.levels.clear();
     }
 }
 
@@ -474,8 +485,9 @@ impl<S> fmt::Debug for CuckooFilter<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CuckooFilter")
             .field("len", &self.len())
-            .field("capacity", &self.capacity)
-            .field("buckets", &self.table.bucket_count())
+            .field("capacity", &self.capacity())
+            .field("buckets", &self.bucket_count())
+            .field("levels", &self.levels)
             .field("memory_usage", &self.memory_usage())
             .finish_non_exhaustive()
     }

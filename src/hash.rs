@@ -20,7 +20,7 @@
 use core::hash::{BuildHasher, Hasher};
 
 /// Where an item lives: its fingerprint and its two candidate buckets (equal for some items).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Slots {
     pub(crate) fingerprint: u16,
     pub(crate) first: usize,
@@ -96,10 +96,17 @@ pub(crate) const fn alt_index(i: usize, fingerprint: u16, buckets: usize) -> usi
     difference.wrapping_add(buckets & wrapped)
 }
 
-/// The fingerprint and both buckets of a hash: the one place hashes become slots.
-#[inline]
+/// The fingerprint and both buckets of a hash, in a table of `buckets` buckets.
+#[cfg(any(test, feature = "test-hooks"))]
 pub(crate) const fn slots(hash: u64, buckets: usize) -> Slots {
-    let mixed = mix(hash);
+    mixed_slots(mix(hash), buckets)
+}
+
+/// The fingerprint and both buckets of a mixed hash (`mix`) in a table of `buckets` buckets: the
+/// one place hashes become slots. A growable filter mixes an item's hash once and takes its
+/// slots in each level from it.
+#[inline]
+pub(crate) const fn mixed_slots(mixed: u64, buckets: usize) -> Slots {
     let fingerprint = fingerprint(mixed);
     let first = index(mixed, buckets);
     Slots { fingerprint, first, second: alt_index(first, fingerprint, buckets) }

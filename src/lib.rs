@@ -48,6 +48,14 @@
 //! - **Capacity.** [`CuckooFilter::with_capacity(n)`](CuckooFilter::with_capacity) accepts `n`
 //!   distinct items, from any number of threads, at about 2.13 bytes an item for large `n` (no
 //!   power-of-two rounding).
+//! - **Growth.** A filter built with [`Builder::growable`] (optionally up to
+//!   [`max_capacity`](Builder::max_capacity) or [`max_memory`](Builder::max_memory)) never
+//!   needs its final size: when its newest table is full, an insert adds a table four times
+//!   larger, while every other thread goes on inserting, looking up and removing. Nothing moves,
+//!   nothing is lost, no operation waits for a growth, and every guarantee above holds during
+//!   and after it, with one difference: in a grown filter, a remove that finds the item's
+//!   fingerprint in more than one table keeps it (the item stays as a false positive, counted
+//!   in [`Stats::retained_removals`]) rather than risk taking another item's only copy.
 //!
 //! # Consistency
 //!
@@ -68,6 +76,12 @@
 //! - Operations on the filter do not order memory for anything else: seeing an item through
 //!   `contains` does not make the inserting thread's other writes visible. Synchronise those
 //!   yourself.
+//! - Growth changes none of this: a `contains(x)` that starts after `insert(x)` returned is
+//!   `true` whatever levels other threads add meanwhile, and a snapshot or clone holds every item
+//!   present throughout it, in whichever level. A
+//!   [`contains_batch`](CuckooFilter::contains_batch) reads the list of levels once, when it
+//!   starts: a level added during the batch holds only items inserted after the batch began,
+//!   which its lookups may or may not see, like any insert concurrent with the batch.
 //! - [`len`](CuckooFilter::len) and [`stats`](CuckooFilter::stats) are sums of striped counters:
 //!   exact when no insert or remove is in flight, approximate while they run.
 //!
@@ -75,7 +89,8 @@
 //!
 //! A filter stores fingerprints, not items: removing an item that was never inserted may remove
 //! a different item with the same fingerprint and buckets, which then reads as absent. Remove
-//! only what you inserted, as often as you inserted it.
+//! only what you inserted, as often as you inserted it. In a grown filter, an item inserted
+//! again after a growth has copies in two tables, and its removes keep them (see Growth above).
 
 //!
 //! # Cargo features
@@ -95,6 +110,7 @@ mod builder;
 mod error;
 mod filter;
 mod hash;
+mod levels;
 mod merge;
 mod sizing;
 mod snapshot;

@@ -19,6 +19,9 @@ impl<S: BuildHasher> CuckooFilter<S> {
     ///
     /// Both filters must have the same settings: the same bucket count (build them with the
     /// same capacity) and hashers that agree, which is checked as a snapshot load checks it.
+    /// Growable filters must also have the same levels; each level is merged into its
+    /// counterpart, and a full level returns [`MergeError::Full`] rather than growing, since a
+    /// fingerprint's buckets are only known in the table it is in.
     /// Both may be in use by other threads meanwhile: neither ever gives a false negative, and
     /// every item present in `other` throughout the merge is in this filter when it returns
     /// `Ok`; items inserted into or removed from `other` during the merge may or may not be
@@ -29,8 +32,8 @@ impl<S: BuildHasher> CuckooFilter<S> {
     ///
     /// # Errors
     ///
-    /// - [`MergeError::BucketCountMismatch`] or [`MergeError::HasherMismatch`] when the settings
-    ///   differ; nothing was changed.
+    /// - [`MergeError::BucketCountMismatch`], [`MergeError::LevelCountMismatch`] or
+    ///   [`MergeError::HasherMismatch`] when the settings differ; nothing was changed.
     /// - [`MergeError::Full`] when this filter ran out of room: it says how many fingerprints
     ///   were added and how many were not. Nothing that was in either filter is lost.
     ///
@@ -51,30 +54,43 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn merge(&self, other: &CuckooFilter<S>) -> Result<(), MergeError> {
-        let (ours, theirs) = (self.bucket_count(), other.bucket_count());
-        if ours != theirs {
-            return Err(MergeError::BucketCountMismatch { ours, theirs });
+        let (ours, theirs) = (self.levels().oldest_first(), other.levels().oldest_first());
+        if ours.len() != theirs.len() {
+            return Err(MergeError::LevelCountMismatch { ours: ours.len(), theirs: theirs.len() });
+        }
+        for (mine, others) in ours.iter().zip(&theirs) {
+            let (ours, theirs) = (mine.bucket_count(), others.bucket_count());
+            if ours != theirs {
+                return Err(MergeError::BucketCountMismatch { ours, theirs });
+            }
         }
         let (mine, others) = (probes(self.hasher()), probes(other.hasher()));
         if let Some(probe) = (0..mine.len()).find(|&k| mine[k] != others[k]) {
             return Err(MergeError::HasherMismatch { probe });
         }
-        let copy = other.table().scan().expect("cannot allocate the copy of the merged filter");
-        let total: usize = copy.words().map(bucket::occupied).sum();
+        let copies = theirs
+            .iter()
+            .map(|table| table.scan().expect("cannot allocate the copy of the merged filter"))
+            .collect::<Vec<_>>();
+        let total: usize = copies.iter().flat_map(|c| c.words()).map(bucket::occupied).sum();
         let mut merged = 0;
-        for (index, word) in copy.words().enumerate() {
-            for lane in 0..LANES {
-                let fingerprint = bucket::lane(word, lane);
-                if fingerprint == 0 {
-                    continue;
+        // Level by level: a fingerprint's buckets are only known in the table it is in.
+        for (table, copy) in ours.iter().zip(&copies) {
+            let buckets = table.bucket_count();
+            for (index, word) in copy.words().enumerate() {
+                for lane in 0..LANES {
+                    let fingerprint = bucket::lane(word, lane);
+                    if fingerprint == 0 {
+                        continue;
+                    }
+                    // Copies are interchangeable, so either bucket of the pair may come first.
+                    let second = alt_index(index, fingerprint, buckets);
+                    let slots = Slots { fingerprint, first: index, second };
+                    if table.insert(slots).is_err() {
+                        return Err(MergeError::Full { merged, remaining: total - merged });
+                    }
+                    merged += 1;
                 }
-                // Copies are interchangeable, so either bucket of the pair may come first.
-                let second = alt_index(index, fingerprint, ours);
-                let slots = Slots { fingerprint, first: index, second };
-                if self.table().insert(slots).is_err() {
-                    return Err(MergeError::Full { merged, remaining: total - merged });
-                }
-                merged += 1;
             }
         }
         Ok(())

@@ -20,7 +20,8 @@ use crate::sync::{self, AtomicU64, AtomicUsize, Ordering::Relaxed};
 pub(crate) const MAX_PATH_LEN: usize = 5;
 
 /// Stripes owned by one thread each, at least and at most: those of threads numbered below.
-const MIN_OWNED: usize = 16;
+/// loom's threads have no number (`sync::thread_number`), so models own none.
+const MIN_OWNED: usize = if sync::MODEL_CHECKING { 0 } else { 16 };
 const MAX_OWNED: usize = 256;
 /// Buckets of table for each owned stripe past the minimum: a stripe (128 bytes) for each 32 KiB
 /// of table, so that the owned stripes past the minimum cost at most 0.4% of its size.
@@ -90,7 +91,7 @@ pub(crate) struct Counters {
 impl Counters {
     /// Fresh counters for a table of `buckets` buckets.
     pub(crate) fn new(buckets: usize) -> Self {
-        let owned = (buckets / BUCKETS_PER_OWNED).clamp(MIN_OWNED, MAX_OWNED);
+        let owned = Self::owned_for(buckets);
         let stripes = (0..owned + SHARED).map(|_| CachePadded::new(Stripe::default())).collect();
         Self { stripes, owned }
     }
@@ -158,11 +159,21 @@ impl Counters {
             refused_inserts: sum(|s| &s.refused),
             conservative_lookups: sum(|s| &s.conservative_lookups),
             surplus_removals: sum(|s| &s.surplus_removals),
+            ..Stats::default()
         }
     }
 
     pub(crate) fn memory_usage(&self) -> usize {
         core::mem::size_of_val(&*self.stripes)
+    }
+
+    /// What [`memory_usage`](Self::memory_usage) is for counters of a table of `buckets` buckets.
+    pub(crate) fn memory_for(buckets: usize) -> usize {
+        (Self::owned_for(buckets) + SHARED) * core::mem::size_of::<CachePadded<Stripe>>()
+    }
+
+    fn owned_for(buckets: usize) -> usize {
+        (buckets / BUCKETS_PER_OWNED).clamp(MIN_OWNED, MAX_OWNED)
     }
 }
 
@@ -184,7 +195,7 @@ impl Counters {
 /// assert_eq!(stats.insert_paths[0], 1); // stored without relocating anything
 /// assert_eq!(stats.refused_inserts, 0);
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Stats {
     /// Accepted inserts by how many fingerprints they relocated: index `k` counts inserts whose
@@ -204,4 +215,47 @@ pub struct Stats {
     /// Extra copies removed after two relocations (or a relocation and a remove) raced for the
     /// same fingerprint.
     pub surplus_removals: u64,
+    /// Levels the filter has: 1, plus one for each time a growable filter grew. A growth adds a
+    /// level and moves no item, so there is no migration in progress, ever.
+    pub levels: usize,
+    /// Levels that threads built at the same moment as another thread's growth of the filter,
+    /// lost the race to add and freed unused (no thread waits for another's growth).
+    pub discarded_levels: u64,
+    /// Removes in a grown filter that found the item's fingerprint in more than one level and,
+    /// unable to tell which copy was the item's, took none: the item stays as a false positive
+    /// (a match in another level may be a different item's only copy, so taking it could lose
+    /// that item). About one remove in `8 × 65,535 / (levels - 1)`, more for an item inserted
+    /// again after a growth.
+    pub retained_removals: u64,
+}
+
+/// The stats of a filter that has done nothing: every count 0, one level.
+impl Default for Stats {
+    fn default() -> Self {
+        Self {
+            insert_paths: [0; MAX_PATH_LEN + 1],
+            relocations: 0,
+            path_retries: 0,
+            refused_inserts: 0,
+            conservative_lookups: 0,
+            surplus_removals: 0,
+            levels: 1,
+            discarded_levels: 0,
+            retained_removals: 0,
+        }
+    }
+}
+
+impl Stats {
+    /// Adds the operation counts of `other` (another level's) to these.
+    pub(crate) fn absorb(&mut self, other: &Stats) {
+        for (sum, count) in self.insert_paths.iter_mut().zip(other.insert_paths) {
+            *sum += count;
+        }
+        self.relocations += other.relocations;
+        self.path_retries += other.path_retries;
+        self.refused_inserts += other.refused_inserts;
+        self.conservative_lookups += other.conservative_lookups;
+        self.surplus_removals += other.surplus_removals;
+    }
 }

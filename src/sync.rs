@@ -13,9 +13,31 @@ pub(crate) use loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsiz
 pub(crate) use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
 #[cfg(loom)]
+pub(crate) use loom::cell::UnsafeCell;
+#[cfg(loom)]
 pub(crate) use loom::thread_local;
 #[cfg(not(loom))]
 pub(crate) use std::thread_local;
+
+/// A cell for data that is written before it is published and only read after: loom's, which
+/// reports a read that the write does not happen-before (so a model sees a publication whose
+/// ordering is too weak), or a plain `core::cell::UnsafeCell` with loom's closure API.
+#[cfg(not(loom))]
+#[derive(Debug)]
+pub(crate) struct UnsafeCell<T>(core::cell::UnsafeCell<T>);
+
+#[cfg(not(loom))]
+impl<T> UnsafeCell<T> {
+    pub(crate) const fn new(value: T) -> Self {
+        Self(core::cell::UnsafeCell::new(value))
+    }
+
+    /// Calls `f` with a pointer to the value, to read it.
+    #[inline(always)]
+    pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+        f(self.0.get())
+    }
+}
 
 /// Whether the crate is built for the loom model checker (`--cfg loom`). Sizes that keep models
 /// small or let them fail (one bucket a version stripe, one counter stripe) read it.
@@ -62,6 +84,23 @@ pub(crate) fn reload_for_update(word: &AtomicU64, seen: u64, order: Ordering) ->
     {
         let _ = (word, order);
         seen
+    }
+}
+
+/// [`load_for_update`] for a pointer: the value a thread is about to replace with a CAS. Under
+/// loom a CAS that always fails, expecting a value never stored (the all-ones address).
+#[inline]
+pub(crate) fn load_ptr_for_update<T>(pointer: &AtomicPtr<T>, order: Ordering) -> *mut T {
+    #[cfg(loom)]
+    {
+        let never = usize::MAX as *mut T;
+        match pointer.compare_exchange(never, never, Ordering::AcqRel, order) {
+            Ok(same) | Err(same) => same,
+        }
+    }
+    #[cfg(not(loom))]
+    {
+        pointer.load(order)
     }
 }
 

@@ -34,15 +34,26 @@ pub enum Op {
 /// A session of operations on a filter of `capacity` (1 to 256), checked against a multiset:
 /// no false negative, `count` never below the multiset's, `len` exact after every step, and a
 /// refused insert changes nothing. Removes are only of keys the multiset holds, as the filter's
-/// contract asks (removing an absent key may remove a colliding one).
+/// contract asks (removing an absent key may remove a colliding one). An odd `capacity` makes
+/// the filter growable (from `capacity / 8` items), which never refuses an item that fits eight
+/// times.
 pub fn differential(capacity: u8, ops: &[Op]) {
-    let mut filter = CuckooFilter::with_capacity(usize::from(capacity) + 1);
+    let growable = capacity % 2 == 1;
+    let mut filter = if growable {
+        CuckooFilter::builder().capacity(usize::from(capacity / 8)).growable().build()
+    } else {
+        CuckooFilter::with_capacity(usize::from(capacity) + 1)
+    };
     let mut model: HashMap<u8, usize> = HashMap::new();
     for &op in ops {
         match op {
             Op::Insert(key) => match filter.insert(&key) {
                 Ok(()) => *model.entry(key).or_default() += 1,
-                Err(InsertError::Full) => {}
+                Err(InsertError::Full) => {
+                    // A growable filter refuses only a ninth copy of a key, whose eight copies
+                    // fill both of its buckets in every level.
+                    assert!(!growable || model.get(&key).is_some_and(|&c| c >= 8), "refused {key}");
+                }
                 Err(err) => panic!("unexpected insert error {err}"),
             },
             Op::Remove(key) => {

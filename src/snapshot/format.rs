@@ -11,6 +11,7 @@ use crc::{Crc, Digest, Table, CRC_64_XZ};
 
 use crate::bucket::{self, LANES};
 use crate::error::LoadError;
+use crate::levels::{Ceiling, MAX_LEVELS};
 use crate::table::ScannedWords;
 
 // FORMAT.md, the layout table.
@@ -19,10 +20,18 @@ use crate::table::ScannedWords;
 /// and the trailing line feed catches line-ending translation.
 const MAGIC: [u8; 8] = *b"\x89CUCKOO\n";
 
-/// The format version this build writes and the only one it reads. Version 2 mixes the hash
-/// before splitting it into fingerprint and bucket and reserves the lane value 0xFFFF; a version 1
-/// file maps items differently, so reading it would answer false negatives.
-const FORMAT_VERSION: u16 = 2;
+/// The format version of a fixed filter's snapshot. Version 2 mixes the hash before splitting
+/// it into fingerprint and bucket and reserves the lane value 0xFFFF; a version 1 file maps
+/// items differently, so reading it would answer false negatives.
+const FIXED_VERSION: u16 = 2;
+
+/// The format version of a growable filter's snapshot: version 2 and a level block after the
+/// header. Fixed filters still write version 2, which builds before growth read.
+const GROWABLE_VERSION: u16 = 3;
+
+/// Bytes of the level block of version 3 before its bucket counts: the level count, the two
+/// ceilings and the retained removals.
+const LEVEL_BLOCK_LEN: usize = 32;
 
 /// Bits of a fingerprint lane in format version 2.
 const FINGERPRINT_BITS: u8 = 16;
@@ -52,10 +61,11 @@ const PROBES: usize = 4;
 /// Bytes encoded or decoded at a time.
 const CHUNK: usize = 64 * 1024;
 
-/// The most buckets a snapshot may declare: the whole file length must fit in a `u64`, and the
-/// table in the address space.
+/// The most buckets a snapshot may declare: the whole file length, with the longest level
+/// block, must fit in a `u64`, and the table in the address space.
 const MAX_BUCKETS: u64 = {
-    let by_length = (u64::MAX - (HEADER_LEN + CHECKSUM_LEN) as u64) / WORD_LEN as u64;
+    let fixed = HEADER_LEN + CHECKSUM_LEN + LEVEL_BLOCK_LEN + WORD_LEN * MAX_LEVELS;
+    let by_length = (u64::MAX - fixed as u64) / WORD_LEN as u64;
     let by_memory = (isize::MAX as u64) / WORD_LEN as u64;
     if by_length < by_memory {
         by_length
@@ -64,28 +74,48 @@ const MAX_BUCKETS: u64 = {
     }
 };
 
-/// Bytes of a snapshot of `buckets` buckets, for `buckets` up to [`MAX_BUCKETS`].
-pub(super) const fn snapshot_len(buckets: u64) -> u64 {
-    (HEADER_LEN + CHECKSUM_LEN) as u64 + buckets * WORD_LEN as u64
+/// Bytes of a snapshot of `buckets` buckets in total, for `buckets` up to [`MAX_BUCKETS`]: of a
+/// fixed filter's (`levels` is `None`), or of a growable one's with that many levels.
+pub(super) const fn snapshot_len(buckets: u64, levels: Option<usize>) -> u64 {
+    let block = match levels {
+        Some(levels) => LEVEL_BLOCK_LEN + WORD_LEN * levels,
+        None => 0,
+    };
+    (HEADER_LEN + CHECKSUM_LEN + block) as u64 + buckets * WORD_LEN as u64
 }
 
-/// Writes a snapshot of `scanned`, the words of a filter with `hasher`; returns the item count
-/// written.
+/// Writes a snapshot of `levels`, the words of each level of a filter with `hasher`, oldest
+/// first: version 3 with the level block if the filter is growable (`growth`, with `retained`
+/// fingerprints of removed items), else version 2 of its one level. Returns the item count
+/// written (the occupied lanes).
 pub(super) fn encode(
     mut w: impl Write,
-    scanned: &ScannedWords,
+    levels: &[ScannedWords],
+    growth: Option<Ceiling>,
+    retained: u64,
     hasher: &impl BuildHasher,
 ) -> io::Result<u64> {
-    let items = scanned.words().map(|word| bucket::occupied(word) as u64).sum();
-    let header = encode_header(scanned.len() as u64, items, hasher);
+    let items =
+        levels.iter().flat_map(ScannedWords::words).map(|w| bucket::occupied(w) as u64).sum();
+    let buckets = levels.iter().map(|level| level.len() as u64).sum();
+    let version = if growth.is_some() { GROWABLE_VERSION } else { FIXED_VERSION };
+    let header = encode_header(version, buckets, items, hasher);
     let mut crc = checksum();
     crc.update(&header);
     w.write_all(&header)?;
-    let mut words = scanned.words();
-    let mut chunk = Vec::with_capacity(CHUNK.min(words.len() * WORD_LEN));
-    while words.len() > 0 {
+    if let Some(ceiling) = growth {
+        let block = encode_level_block(levels, ceiling, retained.min(items));
+        crc.update(&block);
+        w.write_all(&block)?;
+    }
+    let mut words = levels.iter().flat_map(ScannedWords::words);
+    let mut chunk = Vec::with_capacity(CHUNK.min(buckets as usize * WORD_LEN));
+    loop {
         chunk.clear();
         chunk.extend(words.by_ref().take(CHUNK / WORD_LEN).flat_map(u64::to_le_bytes));
+        if chunk.is_empty() {
+            break;
+        }
         crc.update(&chunk);
         w.write_all(&chunk)?;
     }
@@ -93,13 +123,31 @@ pub(super) fn encode(
     Ok(items)
 }
 
-fn encode_header(buckets: u64, items: u64, hasher: &impl BuildHasher) -> [u8; HEADER_LEN] {
+/// The level block of version 3: level count, item ceiling, byte ceiling (0 for none),
+/// retained removals, then each level's bucket count, oldest first.
+fn encode_level_block(levels: &[ScannedWords], ceiling: Ceiling, retained: u64) -> Vec<u8> {
+    let fields = [levels.len(), ceiling.items.unwrap_or(0), ceiling.bytes.unwrap_or(0)];
+    fields
+        .into_iter()
+        .map(|field| field as u64)
+        .chain([retained])
+        .chain(levels.iter().map(|level| level.len() as u64))
+        .flat_map(u64::to_le_bytes)
+        .collect()
+}
+
+fn encode_header(
+    version: u16,
+    buckets: u64,
+    items: u64,
+    hasher: &impl BuildHasher,
+) -> [u8; HEADER_LEN] {
     let mut header = [0u8; HEADER_LEN];
     header[..AT_VERSION].copy_from_slice(&MAGIC);
-    header[AT_VERSION..AT_FINGERPRINT_BITS].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+    header[AT_VERSION..AT_FINGERPRINT_BITS].copy_from_slice(&version.to_le_bytes());
     header[AT_FINGERPRINT_BITS] = FINGERPRINT_BITS;
     header[AT_LANES] = LANES as u8;
-    // Bytes AT_FLAGS..AT_BUCKETS: flags, all zero in version 2.
+    // Bytes AT_FLAGS..AT_BUCKETS: flags, all zero in versions 2 and 3.
     header[AT_BUCKETS..AT_ITEMS].copy_from_slice(&buckets.to_le_bytes());
     header[AT_ITEMS..AT_PROBES].copy_from_slice(&items.to_le_bytes());
     for (k, probe) in probes(hasher).iter().enumerate() {
@@ -141,10 +189,12 @@ fn checksum() -> Checksum {
 
 /// A snapshot that passed every check.
 pub(super) struct Decoded {
-    /// The bucket words, in bucket order.
-    pub(super) words: Vec<u64>,
-    /// The item count, equal to the occupied lanes of `words`.
-    pub(super) items: usize,
+    /// The bucket words of each level, oldest first, in bucket order.
+    pub(super) levels: Vec<Vec<u64>>,
+    /// `Some` for a growable filter's snapshot (version 3).
+    pub(super) growth: Option<Ceiling>,
+    /// Fingerprints of removed items among the occupied lanes (version 3; 0 in version 2).
+    pub(super) retained: u64,
 }
 
 /// Reads and checks one snapshot written under `hasher`, in the order of `FORMAT.md`; `len` is
@@ -161,19 +211,16 @@ pub(super) fn decode(
     if header[..magic_part] != MAGIC[..magic_part] {
         return Err(LoadError::BadMagic { found: header[..magic_part].to_vec() });
     }
-    if got >= AT_FINGERPRINT_BITS {
-        let version = u16::from_le_bytes([header[AT_VERSION], header[AT_VERSION + 1]]);
-        if version != FORMAT_VERSION {
-            return Err(LoadError::UnsupportedVersion {
-                found: version,
-                supported: FORMAT_VERSION,
-            });
-        }
+    let version = u16::from_le_bytes([header[AT_VERSION], header[AT_VERSION + 1]]);
+    if got >= AT_FINGERPRINT_BITS && version != FIXED_VERSION && version != GROWABLE_VERSION {
+        return Err(LoadError::UnsupportedVersion { found: version, supported: GROWABLE_VERSION });
     }
     // 2. The whole header.
     if got < HEADER_LEN {
         return Err(LoadError::Truncated { expected: HEADER_LEN as u64, found: got as u64 });
     }
+    let mut crc = checksum();
+    crc.update(&header);
 
     // 3. A length that fits.
     let buckets = read_u64(&header, AT_BUCKETS);
@@ -184,8 +231,16 @@ pub(super) fn decode(
             found: buckets,
         });
     }
+    // 3b. Version 3: the level block, whose bucket counts add up to the header's.
+    let (level_buckets, growth, retained) = if version == GROWABLE_VERSION {
+        let (level_buckets, ceiling, retained) = read_level_block(&mut r, buckets, &mut crc)?;
+        (level_buckets, Some(ceiling), retained)
+    } else {
+        (vec![buckets as usize], None, 0)
+    };
     // Cannot overflow: MAX_BUCKETS keeps the total within u64 and `buckets` within usize / 8.
-    let total = snapshot_len(buckets);
+    let total = snapshot_len(buckets, growth.map(|_| level_buckets.len()));
+    let prefix = total - CHECKSUM_LEN as u64 - buckets * WORD_LEN as u64;
     let buckets = buckets as usize;
     // 4. The length of a byte slice, before allocating; a stream's as its words arrive.
     if let Some(len) = len {
@@ -196,9 +251,7 @@ pub(super) fn decode(
             return Err(LoadError::TrailingBytes { expected: total, found: len as u64 });
         }
     }
-    let mut crc = checksum();
-    crc.update(&header);
-    let words = read_words(&mut r, buckets, len.is_some(), &mut crc, total)?;
+    let words = read_words(&mut r, buckets, len.is_some(), &mut crc, prefix, total)?;
     let mut stored = [0u8; CHECKSUM_LEN];
     let got = read_full(&mut r, &mut stored)?;
     if got < CHECKSUM_LEN {
@@ -222,8 +275,76 @@ pub(super) fn decode(
             return Err(LoadError::HasherMismatch { probe, expected, found });
         }
     }
-    let items = read_u64(&header, AT_ITEMS) as usize; // At most 4 × buckets: checked.
-    Ok(Decoded { words, items })
+    if retained > read_u64(&header, AT_ITEMS) {
+        return Err(LoadError::InconsistentHeader {
+            field: "retained removals",
+            expected: format!("at most the item count {}", read_u64(&header, AT_ITEMS)),
+            found: retained,
+        });
+    }
+    let mut rest = words.as_slice();
+    let levels = level_buckets
+        .iter()
+        .map(|&buckets| {
+            let (level, after) = rest.split_at(buckets);
+            rest = after;
+            level.to_vec()
+        })
+        .collect();
+    Ok(Decoded { levels, growth, retained })
+}
+
+/// Step 3b: reads version 3's level block, feeding its bytes to `crc`; returns each level's
+/// bucket count, oldest first, the ceiling and the retained removals (checked in step 6).
+fn read_level_block(
+    r: &mut impl Read,
+    buckets: u64,
+    crc: &mut Checksum,
+) -> Result<(Vec<usize>, Ceiling, u64), LoadError> {
+    let mut block = [0u8; LEVEL_BLOCK_LEN + WORD_LEN * MAX_LEVELS];
+    let truncated = |got: usize| LoadError::Truncated {
+        expected: (HEADER_LEN + LEVEL_BLOCK_LEN) as u64,
+        found: (HEADER_LEN + got) as u64,
+    };
+    let got = read_full(r, &mut block[..LEVEL_BLOCK_LEN])?;
+    if got < LEVEL_BLOCK_LEN {
+        return Err(truncated(got));
+    }
+    let field = |block: &[u8], at: usize| {
+        u64::from_le_bytes(block[at..at + 8].try_into().expect("8 bytes"))
+    };
+    let levels = field(&block, 0);
+    if levels == 0 || levels > MAX_LEVELS as u64 {
+        return Err(LoadError::InconsistentHeader {
+            field: "level count",
+            expected: format!("1 to {MAX_LEVELS}"),
+            found: levels,
+        });
+    }
+    let levels = levels as usize;
+    let ceiling = |value: u64| (value != 0).then(|| usize::try_from(value).unwrap_or(usize::MAX));
+    let ceiling = Ceiling { items: ceiling(field(&block, 8)), bytes: ceiling(field(&block, 16)) };
+    let counts_len = WORD_LEN * levels;
+    let got = read_full(r, &mut block[LEVEL_BLOCK_LEN..LEVEL_BLOCK_LEN + counts_len])?;
+    if got < counts_len {
+        return Err(LoadError::Truncated {
+            expected: (HEADER_LEN + LEVEL_BLOCK_LEN + counts_len) as u64,
+            found: (HEADER_LEN + LEVEL_BLOCK_LEN + got) as u64,
+        });
+    }
+    crc.update(&block[..LEVEL_BLOCK_LEN + counts_len]);
+    let counts: Vec<u64> =
+        (0..levels).map(|k| field(&block, LEVEL_BLOCK_LEN + WORD_LEN * k)).collect();
+    let sum = counts.iter().try_fold(0u64, |sum, &count| sum.checked_add(count));
+    if counts.contains(&0) || sum != Some(buckets) {
+        return Err(LoadError::InconsistentHeader {
+            field: "level bucket counts",
+            expected: format!("each at least 1, adding up to the bucket count {buckets}"),
+            found: sum.unwrap_or(u64::MAX),
+        });
+    }
+    // Each count is at most `buckets`, which step 3 kept within the address space.
+    Ok((counts.into_iter().map(|count| count as usize).collect(), ceiling, field(&block, 24)))
 }
 
 /// Step 4 for the words: reads `buckets` little-endian words, feeding their bytes to `crc`. With
@@ -235,6 +356,7 @@ fn read_words(
     buckets: usize,
     exact: bool,
     crc: &mut Checksum,
+    prefix: u64,
     total: u64,
 ) -> Result<Vec<u64>, LoadError> {
     let mut words: Vec<u64> = Vec::new();
@@ -247,7 +369,7 @@ fn read_words(
         let want = (remaining * WORD_LEN).min(CHUNK);
         let got = read_full(r, &mut chunk[..want])?;
         if got < want {
-            let found = (HEADER_LEN + words.len() * WORD_LEN + got) as u64;
+            let found = prefix + (words.len() * WORD_LEN + got) as u64;
             return Err(LoadError::Truncated { expected: total, found });
         }
         crc.update(&chunk[..got]);
@@ -426,8 +548,8 @@ mod tests {
 
     #[test]
     fn max_buckets_keeps_the_length_in_range() {
-        let total =
-            (HEADER_LEN + CHECKSUM_LEN) as u128 + u128::from(MAX_BUCKETS) * WORD_LEN as u128;
+        let total = (HEADER_LEN + CHECKSUM_LEN + LEVEL_BLOCK_LEN + WORD_LEN * MAX_LEVELS) as u128
+            + u128::from(MAX_BUCKETS) * WORD_LEN as u128;
         assert!(total <= u128::from(u64::MAX));
         assert!(MAX_BUCKETS as u128 * WORD_LEN as u128 <= isize::MAX as u128);
     }

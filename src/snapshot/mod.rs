@@ -22,10 +22,11 @@ mod serde_bytes;
 use core::hash::BuildHasher;
 use std::io::{self, Read, Write};
 
+use crate::bucket;
 use crate::error::LoadError;
 use crate::filter::CuckooFilter;
 use crate::hash::DefaultHashBuilder;
-use crate::sizing::capacity_of;
+use crate::levels::Levels;
 use crate::table::{Table, DEFAULT_LOOKUP_RETRIES};
 
 /// What [`CuckooFilter::write_to`] wrote.
@@ -51,8 +52,9 @@ pub struct SnapshotInfo {
     pub bytes: u64,
     /// Buckets written.
     pub buckets: u64,
-    /// Items written: the occupied fingerprint lanes of the copy, which is what a filter loaded
-    /// from it reports as its [`len`](CuckooFilter::len).
+    /// Items written: the occupied fingerprint lanes of the copy, less the fingerprints that
+    /// removes in a grown filter kept ([`Stats::retained_removals`](crate::Stats)), which is
+    /// what a filter loaded from it reports as its [`len`](CuckooFilter::len).
     pub items: u64,
     /// Buckets that other threads copied into the snapshot on its behalf, because they removed a
     /// fingerprint from the bucket while the snapshot's pass ran (0 on a filter nobody updates).
@@ -106,14 +108,21 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn write_to(&self, mut w: impl Write) -> io::Result<SnapshotInfo> {
-        let scanned = self.table().scan()?;
-        let items = format::encode(&mut w, &scanned, self.hasher())?;
-        let buckets = scanned.len() as u64;
+        let scanned = self
+            .levels()
+            .oldest_first()
+            .into_iter()
+            .map(Table::scan)
+            .collect::<io::Result<Vec<_>>>()?;
+        let growth = self.levels().growth();
+        let retained = self.levels().retained();
+        let occupied = format::encode(&mut w, &scanned, growth, retained, self.hasher())?;
+        let buckets = scanned.iter().map(|level| level.len() as u64).sum();
         Ok(SnapshotInfo {
-            bytes: format::snapshot_len(buckets),
+            bytes: format::snapshot_len(buckets, growth.map(|_| scanned.len())),
             buckets,
-            items,
-            captured_by_writers: scanned.captured_by_writers,
+            items: occupied.saturating_sub(retained),
+            captured_by_writers: scanned.iter().map(|level| level.captured_by_writers).sum(),
         })
     }
 
@@ -137,8 +146,9 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn to_bytes(&self) -> Vec<u8> {
-        // No overflow: the table itself, 8 bytes a bucket, fits in the address space.
-        let len = format::snapshot_len(self.bucket_count() as u64) as usize;
+        // No overflow: the tables themselves, 8 bytes a bucket, fit in the address space.
+        let levels = self.levels().growth().map(|_| self.stats().levels);
+        let len = format::snapshot_len(self.bucket_count() as u64, levels) as usize;
         let mut bytes = Vec::with_capacity(len);
         match self.write_to(&mut bytes) {
             Ok(_) => bytes,
@@ -295,8 +305,12 @@ fn load<S: BuildHasher>(
     len: Option<usize>,
     hasher: S,
 ) -> Result<CuckooFilter<S>, LoadError> {
-    let format::Decoded { words, items } = format::decode(r, len, &hasher)?;
-    let buckets = words.len();
-    let table = Table::from_words(words, DEFAULT_LOOKUP_RETRIES, true, items);
-    Ok(CuckooFilter::from_parts(table, hasher, capacity_of(buckets)))
+    let format::Decoded { levels, growth, retained } = format::decode(r, len, &hasher)?;
+    let mut tables = levels.into_iter().map(|words| {
+        let items = words.iter().map(|&word| bucket::occupied(word)).sum();
+        Table::from_words(words, DEFAULT_LOOKUP_RETRIES, true, items)
+    });
+    let first = tables.next().expect("a snapshot has at least one level");
+    let levels = Levels::with_newer(first, tables.collect(), growth, retained);
+    Ok(CuckooFilter::from_parts(levels, hasher))
 }

@@ -212,6 +212,23 @@ impl Table {
             + self.counters.memory_usage()
     }
 
+    /// What [`memory_usage`](Self::memory_usage) will report for a table of `buckets` buckets,
+    /// before it is allocated (a growable filter sizes its next level to fit its ceiling).
+    pub(crate) fn memory_for(buckets: usize) -> usize {
+        core::mem::size_of::<Self>()
+            .saturating_add(buckets.saturating_mul(core::mem::size_of::<AtomicU64>()))
+            .saturating_add(version_stripes(buckets) * core::mem::size_of::<AtomicU64>())
+            .saturating_add(Counters::memory_for(buckets))
+    }
+
+    pub(crate) fn lookup_retries(&self) -> u32 {
+        self.lookup_retries
+    }
+
+    pub(crate) fn huge_pages(&self) -> bool {
+        self.huge_pages
+    }
+
     /// Copies of `fingerprint` in bucket `index` (a plain read, for tests).
     #[cfg(feature = "test-hooks")]
     pub(crate) fn fingerprint_count(&self, index: usize, fingerprint: u16) -> usize {
@@ -312,8 +329,24 @@ impl Table {
         sync::prefetch(&self.buckets[slots.second]);
     }
 
-    /// Stores the item: an empty lane in either bucket, else a committed cuckoo path.
+    /// Stores the item: an empty lane in either bucket, else a committed cuckoo path. A refusal
+    /// is counted in the stats.
     pub(crate) fn insert(&self, slots: Slots) -> Result<(), InsertError> {
+        let inserted = self.try_insert(slots);
+        if inserted.is_err() {
+            self.record_refused(slots.first);
+        }
+        inserted
+    }
+
+    /// Counts an insert that this table, and every other place the filter tried, refused.
+    pub(crate) fn record_refused(&self, bucket: usize) {
+        self.counters.record(bucket, Event::Refused);
+    }
+
+    /// [`insert`](Self::insert) without counting a refusal: a growable filter that is refused by
+    /// its newest level adds a level rather than refusing the item.
+    pub(crate) fn try_insert(&self, slots: Slots) -> Result<(), InsertError> {
         // The second bucket is needed whenever the first is full (most inserts at high load);
         // in a table larger than the cache, start loading it now rather than after the first.
         sync::prefetch(&self.buckets[slots.second]);
@@ -339,7 +372,6 @@ impl Table {
             }
             self.counters.record(slots.first, Event::PathRetried);
         }
-        self.counters.record(slots.first, Event::Refused);
         Err(InsertError::Full)
     }
 
@@ -484,6 +516,11 @@ impl Table {
 
 /// The version stripes of a table of `buckets` buckets.
 fn versions_for(buckets: usize) -> Box<[AtomicU64]> {
-    let stripes = (buckets.next_power_of_two() / BUCKETS_PER_VERSION).clamp(1, MAX_VERSION_STRIPES);
-    (0..stripes).map(|_| AtomicU64::new(0)).collect()
+    (0..version_stripes(buckets)).map(|_| AtomicU64::new(0)).collect()
+}
+
+/// How many version stripes a table of `buckets` buckets has (a power of two).
+fn version_stripes(buckets: usize) -> usize {
+    (buckets.checked_next_power_of_two().unwrap_or(1 << (usize::BITS - 1)) / BUCKETS_PER_VERSION)
+        .clamp(1, MAX_VERSION_STRIPES)
 }

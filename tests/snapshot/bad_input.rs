@@ -272,13 +272,20 @@ fn header_fields_at_extremes_are_refused() {
             &|e| matches!(e, LoadError::BadMagic { found } if found[..] == magic),
         );
     }
-    for version in [0u16, 1, 3, 0x0100, u16::MAX] {
+    for version in [0u16, 1, 4, 0x0100, u16::MAX] {
         check(
             "version",
             &|b| b[8..10].copy_from_slice(&version.to_le_bytes()),
-            &|e| matches!(e, LoadError::UnsupportedVersion { found, supported: 2 } if *found == version),
+            &|e| matches!(e, LoadError::UnsupportedVersion { found, supported: 3 } if *found == version),
         );
     }
+    // A fixed filter's words under a growable filter's version: the first words read as the
+    // level block, which cannot add up.
+    check(
+        "version 3 without a level block",
+        &|b| b[8..10].copy_from_slice(&3u16.to_le_bytes()),
+        &|e| matches!(e, LoadError::InconsistentHeader { .. } | LoadError::Truncated { .. }),
+    );
     for (bits, lanes) in
         [(0u8, 4u8), (8, 4), (32, 4), (255, 4), (16, 0), (16, 2), (16, 8), (16, 255)]
     {

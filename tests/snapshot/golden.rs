@@ -4,7 +4,9 @@
 //!
 //! The file was written by [`write_golden_file`] (see `FORMAT.md`). The version 1 file
 //! `tests/data/golden-v1.bin`, from the same filter before the hash was mixed, must be refused:
-//! it maps items differently, so loading it would answer false negatives.
+//! it maps items differently, so loading it would answer false negatives. The version 3 file
+//! `tests/data/golden-v3.bin`, a growable filter of three levels, was written by
+//! [`write_growable_golden_file`] and must load the same way.
 
 use std::path::PathBuf;
 
@@ -14,18 +16,25 @@ use crate::common::{self, Fnv};
 
 const GOLDEN: &[u8] = include_bytes!("../data/golden-v2.bin");
 const GOLDEN_V1: &[u8] = include_bytes!("../data/golden-v1.bin");
+const GOLDEN_V3: &[u8] = include_bytes!("../data/golden-v3.bin");
 
 /// Buckets of the golden filter.
 const GOLDEN_BUCKETS: usize = 32;
 
-/// Keys inserted into the golden filter: 0..110, every tenth removed again.
-fn golden_present() -> impl Iterator<Item = u64> {
-    (0..110u64).filter(|k| k % 10 != 3)
+/// Keys the golden filters were given: `0..inserted`, every tenth (those ending in 3) removed
+/// again. Those kept (`removed` false) or those removed (`removed` true).
+fn golden_keys(inserted: u64, removed: bool) -> impl Iterator<Item = u64> {
+    (0..inserted).filter(move |k| (k % 10 == 3) == removed)
 }
 
-/// Keys inserted into the golden filter and removed again.
+/// Keys inserted into the version 2 golden filter and kept.
+fn golden_present() -> impl Iterator<Item = u64> {
+    golden_keys(110, false)
+}
+
+/// Keys inserted into the version 2 golden filter and removed again.
 fn golden_removed() -> impl Iterator<Item = u64> {
-    (0..110u64).filter(|k| k % 10 == 3)
+    golden_keys(110, true)
 }
 
 /// A string inserted three times into the golden filter.
@@ -117,10 +126,10 @@ fn golden_v1_is_refused_as_an_unsupported_version() {
     let streamed = CuckooFilter::read_from_with_hasher(GOLDEN_V1, Fnv);
     for result in [loaded, streamed] {
         let err = result.unwrap_err();
-        assert!(matches!(err, LoadError::UnsupportedVersion { found: 1, supported: 2 }), "{err:?}");
+        assert!(matches!(err, LoadError::UnsupportedVersion { found: 1, supported: 3 }), "{err:?}");
         assert_eq!(
             err.to_string(),
-            "unsupported cuckoo filter snapshot format version: expected 2 (the only version \
+            "unsupported cuckoo filter snapshot format version: expected 2 to 3 (the versions \
              this build reads), found 1"
         );
     }
@@ -138,7 +147,7 @@ fn golden_v1_is_refused_as_an_unsupported_version() {
 #[ignore = "writes a file; run by hand to make the golden file of a new format version"]
 fn write_golden_file() {
     let path = std::env::var_os("LFC_GOLDEN_OUT").map_or_else(
-        || PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("golden.bin"),
+        || PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("golden-v2.bin"),
         PathBuf::from,
     );
     let filter = golden_filter();
@@ -151,4 +160,117 @@ fn write_golden_file() {
     assert_eq!(loaded.len(), 102);
     assert!(golden_present().all(|k| loaded.contains(&k)));
     assert!(golden_removed().all(|k| !loaded.contains(&k)));
+}
+
+/// Level bucket counts and item ceiling of the growable golden filter.
+const GOLDEN_V3_LEVELS: [usize; 3] = [8, 32, 128];
+const GOLDEN_V3_CEILING: usize = 1_000;
+
+/// A key of the growable golden filter inserted before it grew and again after, then removed
+/// once: the remove finds it in two levels and keeps both copies.
+const GOLDEN_REPEAT: &str = "before and after";
+
+/// The filter whose snapshot is `tests/data/golden-v3.bin`: 8 buckets growing up to a capacity
+/// of 1,000 items, the [`Fnv`] hasher, three levels after its inserts, one retained removal;
+/// single-threaded and therefore deterministic.
+fn golden_growable_filter() -> CuckooFilter<Fnv> {
+    let filter = CuckooFilter::builder()
+        .bucket_count(GOLDEN_V3_LEVELS[0])
+        .max_capacity(GOLDEN_V3_CEILING)
+        .hasher(Fnv)
+        .build();
+    filter.insert(GOLDEN_REPEAT).expect("the golden filter has room");
+    for k in 0..300u64 {
+        filter.insert(&k).expect("the golden filter grows");
+    }
+    filter.insert(GOLDEN_REPEAT).expect("the golden filter grows");
+    assert!(filter.remove(GOLDEN_REPEAT));
+    assert_eq!(filter.stats().retained_removals, 1);
+    for k in golden_keys(300, true) {
+        assert!(filter.remove(&k));
+    }
+    for _ in 0..3 {
+        filter.insert(GOLDEN_DUP).expect("the golden filter grows");
+    }
+    filter
+}
+
+fn v3_u64_at(at: usize) -> u64 {
+    u64::from_le_bytes(GOLDEN_V3[at..at + 8].try_into().unwrap())
+}
+
+#[test]
+fn golden_v3_header_and_level_block_are_as_specified() {
+    let buckets: usize = GOLDEN_V3_LEVELS.iter().sum();
+    assert_eq!(GOLDEN_V3.len(), 72 + 32 + 8 * GOLDEN_V3_LEVELS.len() + 8 * buckets);
+    assert_eq!(&GOLDEN_V3[..8], b"\x89CUCKOO\n");
+    assert_eq!(&GOLDEN_V3[8..10], [3, 0], "format version 3, little-endian");
+    assert_eq!((GOLDEN_V3[10], GOLDEN_V3[11]), (16, 4), "layout");
+    assert_eq!(&GOLDEN_V3[12..16], [0; 4], "flags");
+    assert_eq!(v3_u64_at(16), buckets as u64);
+    assert_eq!(v3_u64_at(24), 275, "item count: occupied lanes");
+    // The same probes as version 2: the same hasher.
+    assert_eq!(GOLDEN_V3[32..64], GOLDEN[32..64]);
+    assert_eq!(v3_u64_at(64), 3, "level count");
+    assert_eq!(v3_u64_at(72), GOLDEN_V3_CEILING as u64, "item ceiling");
+    assert_eq!(v3_u64_at(80), 0, "no byte ceiling");
+    assert_eq!(v3_u64_at(88), 1, "retained removals");
+    let levels: Vec<u64> = (0..3).map(|k| v3_u64_at(96 + 8 * k)).collect();
+    assert_eq!(levels, GOLDEN_V3_LEVELS.map(|b| b as u64));
+    let end = GOLDEN_V3.len() - 8;
+    assert_eq!(v3_u64_at(end), common::crc64(&GOLDEN_V3[..end]));
+}
+
+#[test]
+fn golden_v3_loads_with_its_contents_and_ceiling() {
+    let filter = CuckooFilter::from_bytes_with_hasher(GOLDEN_V3, Fnv).expect("golden file loads");
+    assert_eq!(filter.stats().levels, 3);
+    assert_eq!(filter.bucket_count(), GOLDEN_V3_LEVELS.iter().sum::<usize>());
+    assert_eq!(filter.len(), 274);
+    assert_eq!(filter.stats().retained_removals, 1);
+    assert!(filter.contains(GOLDEN_REPEAT));
+    assert!(golden_keys(300, false).all(|k| filter.contains(&k)), "a key was lost");
+    assert!(golden_keys(300, true).all(|k| !filter.contains(&k)), "a removed key is present");
+    // Three copies, all in the newest level: three removes take them.
+    for _ in 0..3 {
+        assert!(filter.remove(GOLDEN_DUP));
+    }
+    assert!(!filter.contains(GOLDEN_DUP));
+    // The ceiling came back: the filter grows to 1,000 items and no further.
+    let refused = (1_000..10_000u64).find(|k| filter.insert(k).is_err());
+    assert!(refused.is_some());
+    assert!(filter.capacity() >= GOLDEN_V3_CEILING && filter.capacity() < GOLDEN_V3_CEILING + 50);
+    assert!(golden_keys(300, false).all(|k| filter.contains(&k)));
+
+    let streamed = CuckooFilter::read_from_with_hasher(GOLDEN_V3, Fnv).expect("golden file loads");
+    assert!(golden_keys(300, false).all(|k| streamed.contains(&k)));
+}
+
+#[test]
+fn golden_v3_saves_back_byte_for_byte() {
+    let filter = CuckooFilter::from_bytes_with_hasher(GOLDEN_V3, Fnv).unwrap();
+    assert_eq!(filter.to_bytes(), GOLDEN_V3);
+    assert_eq!(golden_growable_filter().to_bytes(), GOLDEN_V3);
+}
+
+/// [`write_golden_file`] for the growable filter of format version 3, [`golden_growable_filter`]:
+///
+/// ```sh
+/// LFC_GOLDEN_OUT=tests/data/golden-v3.bin cargo test --test snapshot -- --ignored write_growable_golden_file
+/// ```
+#[test]
+#[ignore = "writes a file; run by hand to make the golden file of a new format version"]
+fn write_growable_golden_file() {
+    let path = std::env::var_os("LFC_GOLDEN_OUT").map_or_else(
+        || PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("golden-v3.bin"),
+        PathBuf::from,
+    );
+    let filter = golden_growable_filter();
+    assert_eq!(filter.stats().levels, GOLDEN_V3_LEVELS.len());
+    let bytes = filter.to_bytes();
+    std::fs::write(&path, &bytes).expect("golden file written");
+    println!("wrote {} bytes, {} items, to {}", bytes.len(), filter.len(), path.display());
+    let loaded = std::fs::read(&path).expect("golden file read back");
+    let loaded = CuckooFilter::from_bytes_with_hasher(&loaded, Fnv).expect("golden file loads");
+    assert!(golden_keys(300, false).all(|k| loaded.contains(&k)));
 }

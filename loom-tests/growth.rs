@@ -1,0 +1,170 @@
+//! loom models of growth (`src/levels.rs`): lookups, inserts, removes, a relocation and a
+//! snapshot racing the allocation and publication of new levels, inserts racing to grow, and two
+//! growths back to back.
+//!
+//! Most models start from a growable filter whose level 0 is one bucket holding A and three
+//! one-bucket fillers, so it is full: the next insert must add level 1 (four buckets), and a
+//! growth after that adds level 2 (sixteen). `grow_now` (a test hook) adds a level on demand, as
+//! an insert that finds the newest level full does. A growth moves nothing, so what the models
+//! check is the publication: that a level is seen built, that every level stays in the chain,
+//! and that concurrent growths add exactly one level. A level's link to the older ones is a loom
+//! cell, so a publication or a lookup whose ordering is too weak fails with a causality
+//! violation when a reader walks past a new level.
+
+use std::sync::Arc;
+
+use lockfree_cuckoo::CuckooFilter;
+
+use crate::spawn;
+use crate::support::{explore, Item, Items, Stage};
+
+/// A growable filter whose one-bucket level 0 is full: A and three fillers.
+fn full_first_level(retries: u32) -> (Arc<CuckooFilter>, Items, Item) {
+    let filter = Arc::new(
+        CuckooFilter::builder().bucket_count(1).lookup_retries(retries).growable().build(),
+    );
+    let mut items = Items::default();
+    let a = items.pick(&filter, 0, 0);
+    assert!(a.insert(&filter));
+    items.fill(&filter, 0, 3);
+    (filter, items, a)
+}
+
+/// Model g1: a lookup of A (in level 0) while another thread adds two levels back to back and
+/// then inserts N (into level 2). A is never missed, N is found once its insert returned, and
+/// the filter ends with exactly three levels.
+#[test]
+fn g1_lookup_vs_two_growths() {
+    explore("g1_lookup_vs_two_growths", &["before", "within", "across", "after"], |seen| {
+        let (filter, mut items, a) = full_first_level(1);
+        let n = items.pick(&filter, 0, 0);
+        let stage = Arc::new(Stage::default());
+        let grower = {
+            let stage = Arc::clone(&stage);
+            spawn(&filter, move |f| stage.run(|| f.grow_now() && f.grow_now() && n.insert(f)))
+        };
+        let reader = spawn(&filter, move |f| stage.watch(|| a.contains(f)));
+        let (found, span) = reader.join().unwrap();
+        assert!(found, "false miss of A, lookup {} the growths", span.of(1));
+        assert!(grower.join().unwrap());
+        assert!(n.contains(&filter));
+        let stats = filter.stats();
+        assert_eq!(stats.levels, 3);
+        assert_eq!(stats.discarded_levels, 0);
+        assert_eq!(filter.len(), 5);
+        seen.record(span.of(1));
+    });
+}
+
+/// Model g2: two inserts find level 0 full at once and both grow it. Both succeed, exactly one
+/// level is added, and the race where both built a level (one freed unused) is explored.
+#[test]
+fn g2_inserts_race_to_grow() {
+    explore("g2_inserts_race_to_grow", &["discarded 0", "discarded 1"], |seen| {
+        let (filter, mut items, a) = full_first_level(1);
+        let (n1, n2) = (items.pick(&filter, 0, 0), items.pick(&filter, 0, 0));
+        let first = spawn(&filter, move |f| n1.insert(f));
+        let second = spawn(&filter, move |f| n2.insert(f));
+        assert!(first.join().unwrap() && second.join().unwrap(), "an insert was refused");
+        assert!(a.contains(&filter) && n1.contains(&filter) && n2.contains(&filter), "lost");
+        assert_eq!(n1.counted(&filter) + n2.counted(&filter), 2);
+        let stats = filter.stats();
+        assert_eq!(stats.levels, 2);
+        assert_eq!(filter.len(), 6);
+        seen.record(format!("discarded {}", stats.discarded_levels));
+    });
+}
+
+/// Model g3: a remove of A (in the full level 0) against an insert that grows the filter,
+/// unless the remove freed a lane first. The remove always finds A; A ends absent, N present.
+#[test]
+fn g3_remove_vs_growth() {
+    explore("g3_remove_vs_growth", &["grew", "no growth"], |seen| {
+        let (filter, mut items, a) = full_first_level(1);
+        let n = items.pick(&filter, 0, 0);
+        let inserter = spawn(&filter, move |f| n.insert(f));
+        let remover = spawn(&filter, move |f| a.remove(f));
+        assert!(remover.join().unwrap(), "the remove missed A");
+        assert!(inserter.join().unwrap());
+        assert_eq!(a.counted(&filter), 0);
+        assert_eq!(n.counted(&filter), 1);
+        assert_eq!(filter.len(), 4);
+        let levels = filter.stats().levels;
+        seen.record(if levels == 2 { "grew" } else { "no growth" });
+    });
+}
+
+/// Model g4: in a three-bucket level 0, an insert of N whose only room is behind a one-hop path
+/// (moving A from a to b) races a growth; a third thread looks A up. Whether N relocates A in
+/// level 0 or lands in the new level, A is never missed and nothing is lost.
+#[test]
+fn g4_relocation_vs_growth_vs_lookup() {
+    const A: usize = 0;
+    const X: usize = 1;
+    const B: usize = 2;
+    explore("g4_relocation_vs_growth_vs_lookup", &["moved 1", "moved 0"], |seen| {
+        let filter =
+            Arc::new(CuckooFilter::builder().bucket_count(3).lookup_retries(1).growable().build());
+        let mut items = Items::default();
+        let a = items.pick(&filter, A, B);
+        assert!(a.insert(&filter));
+        items.fill(&filter, A, 3);
+        items.fill(&filter, X, 4);
+        items.fill(&filter, B, 3);
+        let n = items.pick(&filter, A, X);
+        let inserter = spawn(&filter, move |f| n.insert(f));
+        let grower = spawn(&filter, |f| f.grow_now());
+        let reader = spawn(&filter, move |f| a.flipped(f).contains(f));
+        assert!(reader.join().unwrap(), "false miss of A");
+        assert!(inserter.join().unwrap() && grower.join().unwrap());
+        assert_eq!(a.counted(&filter), 1);
+        assert_eq!(n.counted(&filter), 1);
+        assert_eq!(filter.len(), 12);
+        assert_eq!(filter.stats().levels, 2);
+        seen.record(format!("moved {}", filter.stats().relocations));
+    });
+}
+
+/// Model g5: a snapshot while another thread adds a level and inserts M into it. A (level 0)
+/// and N (level 1, inserted before) are in the loaded copy whichever levels the snapshot saw.
+/// (Two growths here make the scan of a 64-bucket level 3: past loom's path limit.)
+#[test]
+fn g5_snapshot_vs_growth() {
+    explore("g5_snapshot_vs_growth", &["levels 2", "levels 3"], |seen| {
+        let (filter, mut items, a) = full_first_level(1);
+        let (n, m) = (items.pick(&filter, 0, 0), items.pick(&filter, 0, 0));
+        assert!(filter.grow_now() && n.insert(&filter));
+        let writer = spawn(&filter, move |f| f.grow_now() && m.insert(f));
+        // On a thread of its own: loom explored a snapshot on the main thread only after the
+        // writer had finished (one execution).
+        let saver = spawn(&filter, |f| f.to_bytes());
+        let bytes = saver.join().unwrap();
+        assert!(writer.join().unwrap());
+        let loaded = CuckooFilter::from_bytes(&bytes).unwrap();
+        assert!(a.contains(&loaded) && n.contains(&loaded), "the snapshot lost an item");
+        let levels = loaded.stats().levels;
+        assert!(m.insert(&loaded), "the loaded copy does not take inserts");
+        seen.record(format!("levels {levels}"));
+    });
+}
+
+/// Model g6: A has one copy in level 0 and one in level 1 (inserted again after a growth); two
+/// removes of A race a lookup. A remove cannot tell whose each copy is, so both keep both
+/// copies: A stays present and nothing is taken from the wrong level.
+#[test]
+fn g6_removes_keep_copies_in_two_levels() {
+    explore("g6_removes_keep_copies_in_two_levels", &["seen"], |seen| {
+        let (filter, _, a) = full_first_level(1);
+        assert!(filter.grow_now());
+        assert!(a.insert(&filter));
+        let first = spawn(&filter, move |f| a.remove(f));
+        let second = spawn(&filter, move |f| a.remove(f));
+        let reader = spawn(&filter, move |f| a.contains(f));
+        assert!(reader.join().unwrap(), "false miss of A");
+        assert!(first.join().unwrap() && second.join().unwrap());
+        assert_eq!(a.counted(&filter), 2, "a remove took a copy from one level of two");
+        assert_eq!(filter.stats().retained_removals, 2);
+        assert_eq!(filter.len(), 3);
+        seen.record("seen");
+    });
+}
