@@ -36,6 +36,10 @@ pub(crate) struct Options {
     /// One more thread takes live snapshots (write_to) back to back, timed
     #[arg(long)]
     pub(crate) snapshots: bool,
+    /// Start with a growable filter a thousandth of --capacity, nothing prefilled: the threads'
+    /// inserts grow it while they run the mix (their removes wait until they own their share)
+    #[arg(long)]
+    pub(crate) grow: bool,
     /// Print the summary as one JSON object instead of a table
     #[arg(long)]
     pub(crate) json: bool,
@@ -98,7 +102,7 @@ mod tests {
             (4, Duration::from_secs(20), [90, 5, 5])
         );
         assert_eq!((opts.capacity, opts.fill, opts.seed), (4_000_000, 95, 1));
-        assert!(!opts.snapshots && !opts.json);
+        assert!(!opts.snapshots && !opts.json && !opts.grow);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //!
 //! ```text
 //! cargo stress                          # 4 threads, 20 s, 90/5/5
+//! cargo stress --grow                   # from 4,000 items, growing to 4,000,000
 //! cargo stress --duration 3 --json
 //! cargo stress --help
 //! ```
@@ -63,7 +64,7 @@ struct Owned {
 }
 
 fn prefill(filter: &CuckooFilter, opts: &Options, thread: usize, quota: usize) -> (Owned, u64) {
-    let target = quota * opts.fill as usize / 100;
+    let target = if opts.grow { 0 } else { quota * opts.fill as usize / 100 };
     let mut owned = Owned { keys: VecDeque::with_capacity(quota), next_seq: 0 };
     let mut refused = 0;
     while owned.keys.len() < target {
@@ -115,7 +116,8 @@ fn worker(
                     u64::from(filter.contains(&absent_key(opts.seed, absent_seq)));
             }
             tally.contains += 1;
-        } else if (roll < c + i && owned.keys.len() < quota) || owned.keys.is_empty() {
+        } else if ((roll < c + i || opts.grow) && owned.keys.len() < quota) || owned.keys.is_empty()
+        {
             let key = owned_key(opts.seed, thread, owned.next_seq);
             owned.next_seq += 1;
             tally.inserts += 1;
@@ -159,15 +161,34 @@ fn snapshotter(filter: &CuckooFilter, stop: &AtomicBool) -> Snapshots {
     out
 }
 
+/// Where `--grow` starts: a thousandth of the capacity.
+const GROWTH: usize = 1_000;
+
 fn run(opts: Options) -> Report {
-    let filter = Arc::new(CuckooFilter::with_capacity(opts.capacity));
+    let filter = Arc::new(if opts.grow {
+        CuckooFilter::builder().capacity(opts.capacity / GROWTH).growable().build()
+    } else {
+        CuckooFilter::with_capacity(opts.capacity)
+    });
     let quota = opts.capacity / opts.threads;
     let live: Arc<Vec<CachePadded<Live>>> =
         Arc::new((0..opts.threads).map(|_| CachePadded::new(Live::default())).collect());
     let stop = Arc::new(AtomicBool::new(false));
     let start_line = Arc::new(Barrier::new(opts.threads + 1));
 
-    eprint!("prefilling {} threads x {} keys ...", opts.threads, quota * opts.fill as usize / 100);
+    if opts.grow {
+        eprint!(
+            "starting {} threads on a growable filter of {} items ...",
+            opts.threads,
+            filter.capacity()
+        );
+    } else {
+        eprint!(
+            "prefilling {} threads x {} keys ...",
+            opts.threads,
+            quota * opts.fill as usize / 100
+        );
+    }
     let handles: Vec<_> = (0..opts.threads)
         .map(|t| {
             let (filter, live, stop, start_line, opts) = (
@@ -207,13 +228,14 @@ fn run(opts: Options) -> Report {
         last = (now, ops);
         let stats = filter.stats();
         eprint!(
-            "\r  {:5.1}/{:.0} s {:>12} ops {:6.2} M/s  load {:.3}  relocations {:>10}  \
+            "\r  {:5.1}/{:.0} s {:>12} ops {:6.2} M/s  load {:.3}  levels {}  relocations {:>10}  \
              conservative {}  false negatives {}  ",
             start.elapsed().as_secs_f64(),
             opts.duration.as_secs_f64(),
             grouped(ops),
             rate,
             filter.load_factor(),
+            stats.levels,
             grouped(stats.relocations),
             stats.conservative_lookups,
             fneg

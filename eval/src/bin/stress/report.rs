@@ -69,10 +69,17 @@ impl Report {
             && self.verify_remove_missed == 0
             && self.left_after_remove == 0
             && self.len == self.live_keys
+            // A growable filter is never full.
+            && (!self.opts.grow || self.tally.refused == 0)
     }
 
+    /// The expected false-positive rate; for a grown filter, a bound: every level full.
     fn fpr_expected(&self) -> f64 {
-        8.0 * self.load / 65532.0
+        if self.stats.levels > 1 {
+            8.0 * self.stats.levels as f64 / 65532.0
+        } else {
+            8.0 * self.load / 65532.0
+        }
     }
 }
 
@@ -106,11 +113,15 @@ pub(crate) fn table(r: &Report) -> String {
     let _ = writeln!(
         o,
         "lockfree-cuckoo stress: {} threads, {:.1} s, mix {c}/{i}/{d} (contains/insert/remove)\n\
-         capacity {}, kept {}% full, seed {}",
+         capacity {}, {}, seed {}",
         r.opts.threads,
         r.elapsed,
         grouped(r.opts.capacity as u64),
-        r.opts.fill,
+        if r.opts.grow {
+            "grown from empty by the threads' inserts".to_string()
+        } else {
+            format!("kept {}% full", r.opts.fill)
+        },
         r.opts.seed
     );
     let _ = writeln!(o);
@@ -145,14 +156,26 @@ pub(crate) fn table(r: &Report) -> String {
         (
             "",
             format!(
-                "{:.4}% after it ({} of {}); expected {:.4}% (8 x load / 65532)",
+                "{:.4}% after it ({} of {}); expected {} {:.4}% ({})",
                 pct(r.final_fp_hits, r.final_fp_queries),
                 grouped(r.final_fp_hits),
                 grouped(r.final_fp_queries),
-                100.0 * r.fpr_expected()
+                if r.stats.levels > 1 { "at most" } else { "about" },
+                100.0 * r.fpr_expected(),
+                if r.stats.levels > 1 { "8 x levels / 65532" } else { "8 x load / 65532" }
             ),
         ),
         ("conservative answers", grouped(s.conservative_lookups)),
+        (
+            "levels",
+            format!(
+                "{}{}; {} discarded; {} removes kept their copies",
+                s.levels,
+                if r.opts.grow { " (grown from a thousandth of the capacity)" } else { "" },
+                s.discarded_levels,
+                grouped(s.retained_removals)
+            ),
+        ),
         ("relocations", format!("{} (prefill included)", grouped(s.relocations))),
         ("insert paths", format!("by hops 0..5: {}", paths.join(" / "))),
         ("path retries", grouped(s.path_retries)),
@@ -228,6 +251,7 @@ pub(crate) fn json(r: &Report) -> String {
             "\"absent_checks\":{},\"owned_checks\":{},",
             "\"conservative_lookups\":{},\"relocations\":{},\"insert_paths\":[{}],",
             "\"path_retries\":{},\"surplus_removals\":{},\"refused_inserts\":{},",
+            "\"grow\":{},\"levels\":{},\"discarded_levels\":{},\"retained_removals\":{},",
             "\"removes_missed\":{},\"false_negatives_run\":{},",
             "\"verify\":{{\"live_keys\":{},\"missed_contains\":{},\"missed_batch\":{},",
             "\"remove_missed\":{},\"left_after_remove\":{}}},",
@@ -265,6 +289,10 @@ pub(crate) fn json(r: &Report) -> String {
         s.path_retries,
         s.surplus_removals,
         t.refused,
+        r.opts.grow,
+        s.levels,
+        s.discarded_levels,
+        s.retained_removals,
         t.removes_missed,
         t.false_negatives,
         r.live_keys,

@@ -1,0 +1,381 @@
+//! Growth 1,000-fold against a filter presized for the final count, in one run: issue 13's
+//! targets. For each scale (cache: 1,000 to 1,000,000 items; DRAM: 100,000 to 100,000,000) and
+//! each filter in turn:
+//!
+//! 1. **Build:** 4 threads insert the keys (disjoint quarters) while 2 others look up keys the
+//!    inserters have published as inserted, counting false negatives. Timed as a whole.
+//!    `scalable_cuckoo_filter` takes `&mut` to insert, so it builds on one thread with no
+//!    readers: behind a `RwLock` with 4 writers and 2 readers it spent its time in the kernel
+//!    (a 1,000,000-item build took 6.5 s, and a 100,000,000-item one had not finished after
+//!    20 minutes).
+//! 2. **Latency:** the same build again into a fresh filter, every operation timed on its own
+//!    (p99.9 and max of inserts and of the readers' lookups).
+//! 3. On the built filter: every key present (lost: 0), the false-positive rate over 10^6
+//!    absent keys, bytes per item, and one thread's `contains` (and `contains_batch`) over
+//!    2^22 queries at 0% and 100% positive.
+//!
+//! The filters: ours presized (`with_capacity(end)`), ours growable
+//! (`capacity(start).growable()`), and `scalable_cuckoo_filter` (the one Rust peer that grows;
+//! single-threaded, so behind a `RwLock`), built for `start` items and its default 0.1%
+//! false-positive target.
+//!
+//! ```text
+//! cargo run --release -p lockfree-cuckoo-eval --bin grow                  # both scales
+//! cargo run --release -p lockfree-cuckoo-eval --bin grow -- --scale cache
+//! ```
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Barrier, RwLock};
+use std::time::Instant;
+
+use clap::{Parser, ValueEnum};
+use hdrhistogram::Histogram;
+use lockfree_cuckoo::CuckooFilter;
+use lockfree_cuckoo_eval::keys::{key, queries, ABSENT, PRESENT};
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+use scalable_cuckoo_filter::{DefaultHasher, ScalableCuckooFilter, ScalableCuckooFilterBuilder};
+
+/// Growth 1,000-fold against a presized filter and scalable_cuckoo_filter (issue 13's targets).
+#[derive(Debug, Parser)]
+#[command(name = "grow")]
+struct Args {
+    /// Which growths to run
+    #[arg(long, value_enum, default_value = "both")]
+    scale: Scale,
+    /// Filters to measure, comma-separated [default: all]
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "FILTER,...")]
+    filters: Vec<Kind>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Scale {
+    /// 1,000 to 1,000,000 items
+    Cache,
+    /// 100,000 to 100,000,000 items
+    Dram,
+    Both,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Kind {
+    /// Ours, built for the final count
+    Presized,
+    /// Ours, growable from the start count
+    Growable,
+    /// scalable_cuckoo_filter behind a RwLock, from the start count
+    Scalable,
+}
+
+const INSERTERS: usize = 4;
+const READERS: usize = 2;
+/// The growth factor the targets name.
+const GROWTH: usize = 1_000;
+/// Lookups of one thread after the build, in each query array.
+const QUERIES: usize = 1 << 22;
+/// scalable_cuckoo_filter's false-positive target: its default.
+const SCALABLE_FPR: f64 = 0.001;
+
+/// scalable_cuckoo_filter with its defaults but a `SmallRng` for its kicks: its default
+/// `ThreadRng` cannot be shared between threads at all.
+type Scalable = ScalableCuckooFilter<u64, DefaultHasher, SmallRng>;
+
+enum Filter {
+    Ours(CuckooFilter),
+    Scalable(RwLock<Scalable>),
+}
+
+impl Filter {
+    fn new(kind: Kind, start: usize, end: usize) -> Self {
+        match kind {
+            Kind::Presized => Self::Ours(CuckooFilter::with_capacity(end)),
+            Kind::Growable => {
+                Self::Ours(CuckooFilter::builder().capacity(start).growable().build())
+            }
+            Kind::Scalable => Self::Scalable(RwLock::new(
+                ScalableCuckooFilterBuilder::new()
+                    .initial_capacity(start)
+                    .false_positive_probability(SCALABLE_FPR)
+                    .rng(SmallRng::seed_from_u64(1))
+                    .finish(),
+            )),
+        }
+    }
+
+    #[inline]
+    fn insert(&self, key: u64) -> bool {
+        match self {
+            Self::Ours(f) => f.insert(&key).is_ok(),
+            Self::Scalable(f) => {
+                f.write().unwrap().insert(&key);
+                true
+            }
+        }
+    }
+
+    #[inline]
+    fn contains(&self, key: u64) -> bool {
+        match self {
+            Self::Ours(f) => f.contains(&key),
+            Self::Scalable(f) => f.read().unwrap().contains(&key),
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        match self {
+            Self::Ours(f) => f.memory_usage(),
+            Self::Scalable(f) => {
+                let f = f.read().unwrap();
+                (f.bits() / 8) as usize + std::mem::size_of_val(&*f)
+            }
+        }
+    }
+
+    fn levels(&self) -> Option<usize> {
+        match self {
+            Self::Ours(f) => Some(f.stats().levels),
+            Self::Scalable(_) => None,
+        }
+    }
+}
+
+/// What one build measured.
+struct Build {
+    seconds: f64,
+    lookups: u64,
+    false_negatives: u64,
+    inserts: Histogram<u64>,
+    reads: Histogram<u64>,
+}
+
+fn histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("valid bounds")
+}
+
+/// ns of `op`, recorded in `into` when timing each operation.
+#[inline]
+fn timed(into: &mut Option<Histogram<u64>>, op: impl FnOnce() -> bool) -> bool {
+    match into {
+        Some(h) => {
+            let start = Instant::now();
+            let done = op();
+            h.saturating_record(start.elapsed().as_nanos() as u64);
+            done
+        }
+        None => op(),
+    }
+}
+
+/// Inserts keys `0..end` of [`PRESENT`] from `inserters` threads while `readers` threads look
+/// up published keys; with `per_op`, every operation is timed.
+fn build(filter: &Filter, end: usize, (inserters, readers): (usize, usize), per_op: bool) -> Build {
+    let progress: Vec<AtomicU64> = (0..inserters).map(|_| AtomicU64::new(0)).collect();
+    let done = AtomicBool::new(false);
+    let start_line = Barrier::new(inserters + readers + 1);
+    let quarter = (end / inserters) as u64;
+    std::thread::scope(|s| {
+        let inserters: Vec<_> = (0..inserters as u64)
+            .map(|w| {
+                let (progress, start_line) = (&progress, &start_line);
+                s.spawn(move || {
+                    let mut hist = per_op.then(histogram);
+                    start_line.wait();
+                    for i in w * quarter..(w + 1) * quarter {
+                        assert!(timed(&mut hist, || filter.insert(key(PRESENT, i))), "refused");
+                        if i % 64 == 63 {
+                            // Release: keys below are inserted, for the readers' Acquire load.
+                            progress[w as usize].store(i + 1 - w * quarter, Ordering::Release);
+                        }
+                    }
+                    hist
+                })
+            })
+            .collect();
+        let readers: Vec<_> = (0..readers as u64)
+            .map(|r| {
+                let (progress, done, start_line) = (&progress, &done, &start_line);
+                s.spawn(move || {
+                    let mut hist = per_op.then(histogram);
+                    let (mut lookups, mut misses) = (0u64, 0u64);
+                    let mut state = 0x9E37_79B9_7F4A_7C15u64 ^ r;
+                    start_line.wait();
+                    while !done.load(Ordering::Relaxed) {
+                        for (w, published) in progress.iter().enumerate() {
+                            let published = published.load(Ordering::Acquire);
+                            if published == 0 {
+                                continue;
+                            }
+                            state ^= state << 13;
+                            state ^= state >> 7;
+                            state ^= state << 17;
+                            let k = key(PRESENT, w as u64 * quarter + state % published);
+                            lookups += 1;
+                            misses += u64::from(!timed(&mut hist, || filter.contains(k)));
+                        }
+                    }
+                    (lookups, misses, hist)
+                })
+            })
+            .collect();
+        start_line.wait();
+        let started = Instant::now();
+        let mut inserts = histogram();
+        for h in inserters {
+            if let Some(h) = h.join().unwrap() {
+                inserts.add(h).unwrap();
+            }
+        }
+        let seconds = started.elapsed().as_secs_f64();
+        done.store(true, Ordering::Relaxed);
+        let (mut lookups, mut false_negatives, mut reads) = (0, 0, histogram());
+        for r in readers {
+            let (l, m, h) = r.join().unwrap();
+            lookups += l;
+            false_negatives += m;
+            if let Some(h) = h {
+                reads.add(h).unwrap();
+            }
+        }
+        Build { seconds, lookups, false_negatives, inserts, reads }
+    })
+}
+
+/// ns a lookup of one thread over `stream`.
+fn ns_per_lookup(stream: &[u64], mut lookup: impl FnMut(&[u64], &mut [bool])) -> f64 {
+    let mut out = vec![false; stream.len()];
+    let started = Instant::now();
+    lookup(stream, &mut out);
+    let ns = started.elapsed().as_secs_f64() * 1e9 / stream.len() as f64;
+    black_box(out.iter().filter(|&&hit| hit).count());
+    ns
+}
+
+struct Row {
+    kind: Kind,
+    threads: (usize, usize),
+    build_s: f64,
+    lookups_during: u64,
+    false_negatives: u64,
+    lost: usize,
+    fpr: f64,
+    bytes_per_item: f64,
+    levels: Option<usize>,
+    contains: [f64; 2],
+    batch: Option<[f64; 2]>,
+    insert_latency: [u64; 3],
+    read_latency: [u64; 3],
+}
+
+fn measure(kind: Kind, start: usize, end: usize) -> Row {
+    let threads = if kind == Kind::Scalable { (1, 0) } else { (INSERTERS, READERS) };
+    eprint!("  {kind:?}: latency build");
+    let latency = build(&Filter::new(kind, start, end), end, threads, true);
+    let quantiles =
+        |h: &Histogram<u64>| [h.value_at_quantile(0.99), h.value_at_quantile(0.999), h.max()];
+    eprint!(", timed build");
+    let filter = Filter::new(kind, start, end);
+    let timed = build(&filter, end, threads, false);
+    eprint!(" {:.2} s, checks", timed.seconds);
+    let lost = (0..end as u64).filter(|&i| !filter.contains(key(PRESENT, i))).count();
+    let probes = 1_000_000u64;
+    let fp = (0..probes).filter(|&i| filter.contains(key(ABSENT, i))).count();
+    let streams = [0, 100].map(|share| queries(QUERIES, end, share, 21 + u64::from(share)));
+    let contains = [0, 1].map(|s| {
+        ns_per_lookup(&streams[s], |keys, out| {
+            keys.iter().zip(out).for_each(|(k, o)| *o = black_box(filter.contains(*k)));
+        })
+    });
+    let batch = match &filter {
+        Filter::Ours(f) => Some(
+            [0, 1].map(|s| ns_per_lookup(&streams[s], |keys, out| f.contains_batch(keys, out))),
+        ),
+        Filter::Scalable(_) => None,
+    };
+    eprintln!(" done");
+    Row {
+        kind,
+        threads,
+        build_s: timed.seconds,
+        lookups_during: timed.lookups + latency.lookups,
+        false_negatives: timed.false_negatives + latency.false_negatives,
+        lost,
+        fpr: fp as f64 / probes as f64,
+        bytes_per_item: filter.bytes() as f64 / end as f64,
+        levels: filter.levels(),
+        contains,
+        batch,
+        insert_latency: quantiles(&latency.inserts),
+        read_latency: quantiles(&latency.reads),
+    }
+}
+
+fn scale(name: &str, start: usize, filters: &[Kind]) {
+    let end = start * GROWTH;
+    eprintln!("{name}: {start} to {end} items");
+    let rows: Vec<Row> = filters.iter().map(|&kind| measure(kind, start, end)).collect();
+    println!("\n### {name}: {start} to {end} items\n");
+    println!(
+        "| filter | threads | build s | lookups during builds | false negatives | lost | FPR % | bytes/item \
+         | levels | contains ns 0% / 100% | batch ns 0% / 100% | insert p99 / p99.9 / max µs \
+         | lookup p99 / p99.9 / max µs |"
+    );
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let us = |q: [u64; 3]| {
+        format!("{:.2} / {:.2} / {:.0}", q[0] as f64 / 1e3, q[1] as f64 / 1e3, q[2] as f64 / 1e3)
+    };
+    for r in &rows {
+        println!(
+            "| {:?} | {} + {} | {:.2} | {} | {} | {} | {:.4} | {:.2} | {} | {:.1} / {:.1} | {} | {} | {} |",
+            r.kind,
+            r.threads.0,
+            r.threads.1,
+            r.build_s,
+            r.lookups_during,
+            r.false_negatives,
+            r.lost,
+            100.0 * r.fpr,
+            r.bytes_per_item,
+            r.levels.map_or("-".into(), |l| l.to_string()),
+            r.contains[0],
+            r.contains[1],
+            r.batch.map_or("-".into(), |b| format!("{:.1} / {:.1}", b[0], b[1])),
+            us(r.insert_latency),
+            us(r.read_latency),
+        );
+    }
+    let find = |kind| rows.iter().find(|r| r.kind == kind);
+    if let (Some(p), Some(g)) = (find(Kind::Presized), find(Kind::Growable)) {
+        println!("\nGrowable against presized (targets in parentheses):\n");
+        println!("- bytes per item: {:.2}x (at most 1.5x)", g.bytes_per_item / p.bytes_per_item);
+        println!("- build time: {:.2}x (at most 2x)", g.build_s / p.build_s);
+        println!(
+            "- contains rate, 0% / 100% positive: {:.2} / {:.2} (at least 0.6)",
+            p.contains[0] / g.contains[0],
+            p.contains[1] / g.contains[1]
+        );
+        if let (Some(pb), Some(gb)) = (p.batch, g.batch) {
+            println!(
+                "- contains_batch rate, 0% / 100% positive: {:.2} / {:.2} (at least 0.7)",
+                pb[0] / gb[0],
+                pb[1] / gb[1]
+            );
+        }
+        println!("- false-positive rate: {:.4}% (at most 0.1%)", 100.0 * g.fpr);
+    }
+}
+
+fn main() {
+    let args = Args::parse();
+    let filters = if args.filters.is_empty() {
+        vec![Kind::Presized, Kind::Growable, Kind::Scalable]
+    } else {
+        args.filters.clone()
+    };
+    if matches!(args.scale, Scale::Cache | Scale::Both) {
+        scale("cache-sized end", 1_000, &filters);
+    }
+    if matches!(args.scale, Scale::Dram | Scale::Both) {
+        scale("DRAM-sized end", 100_000, &filters);
+    }
+}
