@@ -196,7 +196,7 @@ cas_expects_current() {
 }
 # Lookups that read only the newest level.
 lookup_newest_only() {
-    mutate_levels contains 1 "self.tables_from(newest).any(" "self.tables_from(newest).take(1).any("
+    mutate_levels contains 1 "tables.any(|table|" "tables.take(0).any(|table|"
 }
 # A remove that takes a copy from the newest level holding one, even when another level holds
 # one too.

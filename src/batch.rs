@@ -162,7 +162,7 @@ fn lookups(levels: &Levels, mixed_at: impl Fn(usize) -> u64, out: &mut [bool]) {
         mixed_at,
         |m| chain.prefetch(m),
         |i, mixed| {
-            out[i] = chain.contains(mixed);
+            out[i] = chain.lookup(mixed);
             true
         },
     );

@@ -79,8 +79,13 @@ impl CuckooFilter<DefaultHashBuilder> {
 
 impl<S: BuildHasher> CuckooFilter<S> {
     pub(crate) fn from_parts(levels: Levels, hasher: S) -> Self {
+        let levels = levels.with_outside(Self::OUTSIDE_LEVELS);
         Self { levels, hasher }
     }
+
+    /// Bytes of a filter beyond its levels (its hasher).
+    pub(crate) const OUTSIDE_LEVELS: usize =
+        core::mem::size_of::<Self>() - core::mem::size_of::<Levels>();
 
     pub(crate) fn levels(&self) -> &Levels {
         &self.levels
@@ -102,7 +107,9 @@ impl<S: BuildHasher> CuckooFilter<S> {
     ///
     /// [`InsertError::Full`] when no such chain exists. The filter is then unchanged as a set:
     /// nothing was stored and nothing was lost. An item fits at most eight times (four lanes in
-    /// each of its two buckets).
+    /// each of its two buckets). A growable filter grows instead, and returns `Full` only at its
+    /// ceiling, when the next level cannot be allocated, or when the item's copies already fill
+    /// its buckets in the newest level.
     ///
     /// # Examples
     ///
@@ -138,7 +145,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     }
 
     /// How many copies of `item` the filter holds: 0 to 8 (four lanes in each of its two
-    /// buckets).
+    /// buckets), in each level of a grown filter.
     ///
     /// Never fewer than the copies present throughout the call: an item inserted `k` times and
     /// removed fewer than `k` times counts at least the difference, also while other threads
@@ -179,7 +186,10 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// them may be another item's only copy. It then takes none: it returns `true` and counts
     /// the item out of [`len`](Self::len), and the item stays as a false positive
     /// ([`Stats::retained_removals`](crate::Stats::retained_removals)). This happens to an item
-    /// inserted again after a growth, and otherwise about as often as a false positive.
+    /// inserted again after a growth when the level of its first copy had no room, and otherwise
+    /// about as often as a false positive. Inserting and removing such an item again leaves a
+    /// fingerprint behind each time, at most eight in a level; then its inserts return
+    /// [`InsertError::Full`](crate::InsertError::Full) rather than grow the filter.
     ///
     /// # Examples
     ///
@@ -430,7 +440,7 @@ impl<S> CuckooFilter<S> {
     /// assert!(per_item < 2.2, "{per_item}");
     /// ```
     pub fn memory_usage(&self) -> usize {
-        self.levels.memory_usage() + core::mem::size_of::<Self>() - core::mem::size_of::<Levels>()
+        self.levels.memory_usage()
     }
 
     /// The number of buckets (four lanes each).

@@ -107,6 +107,9 @@ pub(crate) struct Levels {
     discarded: AtomicU64,
     /// Removes that matched in more than one level and so kept every copy (`remove`).
     retained: AtomicU64,
+    /// Bytes of the filter around its levels (its hasher), counted with them against the byte
+    /// ceiling so that the filter's `memory_usage` stays within it.
+    outside: usize,
 }
 
 /// A level added by a growth.
@@ -154,7 +157,14 @@ impl Levels {
             growth,
             discarded: AtomicU64::new(0),
             retained: AtomicU64::new(retained),
+            outside: 0,
         }
+    }
+
+    /// These levels in a filter that takes `bytes` more around them (its hasher).
+    pub(crate) fn with_outside(mut self, bytes: usize) -> Self {
+        self.outside = bytes;
+        self
     }
 
     /// Level 0.
@@ -284,14 +294,36 @@ impl Levels {
     pub(crate) fn insert(&self, mixed: u64) -> Result<(), InsertError> {
         loop {
             let newest = self.newest();
-            let table = self.table_of(newest);
-            if table.try_insert(slots_in(table, mixed)).is_ok() {
+            if !newest.is_null() && self.insert_beside_a_copy(mixed, newest) {
                 return Ok(());
             }
-            if !self.grow(newest) {
+            let table = self.table_of(newest);
+            let slots = slots_in(table, mixed);
+            if table.try_insert(slots).is_ok() {
+                return Ok(());
+            }
+            // Its own copies fill the item's buckets: a new level would only take more of them
+            // (a key whose removes were kept, inserted and removed over and over), so this is
+            // the limit of eight copies a level, not a full level.
+            if table.filled_with(slots) || !self.grow(newest) {
                 return self.insert_at_ceiling(mixed, newest);
             }
         }
+    }
+
+    /// Puts the item into the newest level older than `newest` that already seems to hold a
+    /// copy of its fingerprint in its buckets, if that level has room; false if none does.
+    ///
+    /// This keeps an item's copies in one level, so that its removes can take them (`remove`
+    /// keeps copies found in two levels): without it, a key inserted and removed over and over
+    /// after a growth would leave a copy behind each time. The check is only a hint (a
+    /// relocation may hide a copy from it); which level an insert uses never matters to
+    /// lookups, which read every level.
+    fn insert_beside_a_copy(&self, mixed: u64, newest: *const Level) -> bool {
+        self.tables_from(newest)
+            .skip(1)
+            .find(|table| table.seems_to_hold(slots_in(table, mixed)))
+            .is_some_and(|table| table.try_insert(slots_in(table, mixed)).is_ok())
     }
 
     /// The last resort of an insert refused by level `newest` when no level can be added: an
@@ -330,13 +362,12 @@ impl Levels {
         if sync::load_ptr_for_update(&self.newest, Ordering::Acquire).cast_const() != seen {
             return true;
         }
-        let Some(buckets) = self.next_level(seen, ceiling) else {
-            return false;
-        };
-        let Ok(table) =
-            Table::try_new(buckets, self.first.lookup_retries(), self.first.huge_pages())
-        else {
-            return false;
+        let built = self.next_level(seen, ceiling).and_then(|buckets| {
+            Table::try_new(buckets, self.first.lookup_retries(), self.first.huge_pages()).ok()
+        });
+        let Some(table) = built else {
+            // At the ceiling, or out of memory: unless another thread added a level meanwhile.
+            return self.newest() != seen;
         };
         let level = Level::publishable(table, seen);
         // AcqRel. Release: publishes the level's table and link to the Acquire loads in
@@ -375,7 +406,10 @@ impl Levels {
         if let Some(items) = ceiling.items {
             let promised: usize = tables.clone().map(|t| capacity_of(t.bucket_count())).sum();
             let room = items.checked_sub(promised).filter(|&room| room > 0)?;
-            buckets = buckets.min(buckets_for(room)?);
+            // A room too large to allocate leaves the growth factor's size.
+            if let Some(fits) = buckets_for(room) {
+                buckets = buckets.min(fits);
+            }
         }
         if let Some(bytes) = ceiling.bytes {
             let room = bytes.checked_sub(self.memory_from(newest))?;
@@ -385,6 +419,13 @@ impl Levels {
             }
         }
         (buckets > 0).then_some(buckets)
+    }
+
+    /// Counts `removes` more removed items whose fingerprints stay in the levels (a merge adds
+    /// another filter's).
+    pub(crate) fn add_retained(&self, removes: u64) {
+        // Relaxed: a count, as every counter.
+        self.retained.fetch_add(removes, Ordering::Relaxed);
     }
 
     /// Fingerprints of removed items that removes left in the levels (`remove`): a copy or a
@@ -409,14 +450,17 @@ impl Levels {
         self.tables().map(Table::bucket_count).sum()
     }
 
+    /// Bytes of the filter: its levels and what is around them.
     pub(crate) fn memory_usage(&self) -> usize {
         self.memory_from(self.newest())
     }
 
-    /// Bytes of the levels from `newest` down: each table, and each added level's link.
+    /// [`memory_usage`](Self::memory_usage) with the levels from `newest` down: each table,
+    /// each added level's link, and the rest of the filter.
     fn memory_from(&self, newest: *const Level) -> usize {
         let links = self.tables_from(newest).count() - 1;
         core::mem::size_of::<Self>() - core::mem::size_of::<Table>()
+            + self.outside
             + links * LINK_MEMORY
             + self.tables_from(newest).map(Table::memory_usage).sum::<usize>()
     }
@@ -443,7 +487,8 @@ impl Levels {
             .map(Table::consistent_copy)
             .collect::<io::Result<Vec<_>>>()?;
         let first = copies.remove(0);
-        Ok(Self::with_newer(first, copies, self.growth, self.retained()))
+        let copy = Self::with_newer(first, copies, self.growth, self.retained());
+        Ok(copy.with_outside(self.outside))
     }
 
     /// Empties the filter back to level 0 alone, freeing the levels added since.
@@ -501,7 +546,7 @@ pub(crate) struct Chain<'a> {
 impl Chain<'_> {
     /// [`Levels::contains`] on these levels.
     #[inline]
-    pub(crate) fn contains(&self, mixed: u64) -> bool {
+    pub(crate) fn lookup(&self, mixed: u64) -> bool {
         self.tables[..self.len].iter().any(|table| table.contains(slots_in(table, mixed)))
     }
 
@@ -622,8 +667,8 @@ mod tests {
         let chain = levels.chain();
         assert_eq!(chain.len, 3);
         let mixed = hash::mix(42);
-        assert!(!chain.contains(mixed));
+        assert!(!chain.lookup(mixed));
         levels.insert(mixed).unwrap();
-        assert!(chain.contains(mixed) && levels.contains(mixed));
+        assert!(chain.lookup(mixed) && levels.contains(mixed));
     }
 }

@@ -93,6 +93,8 @@ impl<S: BuildHasher> CuckooFilter<S> {
                 }
             }
         }
+        // The other filter's retained removals came along as fingerprints: they are not items.
+        self.levels().add_retained(other.levels().retained());
         Ok(())
     }
 }

@@ -224,8 +224,9 @@ pub struct Stats {
     /// Removes in a grown filter that found the item's fingerprint in more than one level and,
     /// unable to tell which copy was the item's, took none: the item stays as a false positive
     /// (a match in another level may be a different item's only copy, so taking it could lose
-    /// that item). About one remove in `8 × 65,535 / (levels - 1)`, more for an item inserted
-    /// again after a growth.
+    /// that item). Each other level matches about as often as a false positive there,
+    /// `8 × load / 65,535`; inserts put an item beside a copy of its fingerprint in an older
+    /// level when they can, so a key inserted again after a growth rarely adds to this.
     pub retained_removals: u64,
 }
 

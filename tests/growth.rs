@@ -43,6 +43,15 @@ fn grows_a_thousandfold_losing_nothing_within_the_accuracy_and_memory_targets() 
 }
 
 #[test]
+fn a_ceiling_too_large_to_reach_still_grows() {
+    let filter = CuckooFilter::builder().capacity(1_000).max_capacity(usize::MAX).build();
+    for key in 0..20_000u32 {
+        filter.insert(&key).unwrap();
+    }
+    assert!(filter.stats().levels > 1);
+}
+
+#[test]
 fn a_fixed_filter_never_grows() {
     let filter = CuckooFilter::with_capacity(100);
     let refused = (0..10_000u32).find(|key| filter.insert(key).is_err());
@@ -134,6 +143,24 @@ fn the_memory_ceiling_is_never_passed() {
         let per_item = CuckooFilter::with_capacity(accepted as usize).memory_usage() as f64
             / f64::from(accepted);
         assert!(f64::from(accepted) * per_item > bytes as f64 / 2.0, "{bytes}: {accepted}");
+    }
+}
+
+/// Many small budgets, each filled until refused: the filter's `memory_usage`, hasher
+/// included, never passes the ceiling by a byte.
+#[test]
+fn the_memory_ceiling_holds_for_every_budget() {
+    for bytes in (0..40).map(|k| 30_000 + 1_237 * k) {
+        let filter = CuckooFilter::builder()
+            .capacity(500)
+            .max_memory(bytes)
+            .hasher(std::collections::hash_map::RandomState::new())
+            .build();
+        let mut key = 0u32;
+        while filter.insert(&key).is_ok() {
+            key += 1;
+        }
+        assert!(filter.memory_usage() <= bytes, "{} > {bytes}", filter.memory_usage());
     }
 }
 
@@ -282,6 +309,34 @@ fn removes_never_take_another_levels_only_copy() {
     assert!(filter.remove(&7u32));
     assert_eq!(filter.stats().retained_removals, 1);
     assert!((0..500u32).filter(|&key| key != 7).all(|key| filter.contains(&key)));
+}
+
+/// A key with copies in two levels has its removes kept; inserting and removing it over and
+/// over leaves fingerprints behind, but at most eight a level: it never makes the filter grow.
+#[test]
+fn churning_a_key_split_across_levels_stays_bounded() {
+    let filter = growable(8);
+    filter.insert("split").unwrap();
+    for key in 0..500u32 {
+        filter.insert(&key).unwrap();
+    }
+    // Level 0 is full, so this copy goes to the newest level.
+    filter.insert("split").unwrap();
+    let (levels, memory) = (filter.stats().levels, filter.memory_usage());
+    let mut refused = 0;
+    for _ in 0..10_000 {
+        match filter.insert("split") {
+            Ok(()) => assert!(filter.remove("split")),
+            Err(InsertError::Full) => refused += 1,
+            Err(err) => panic!("{err}"),
+        }
+    }
+    assert_eq!(filter.stats().levels, levels, "churn of one key grew the filter");
+    assert_eq!(filter.memory_usage(), memory);
+    assert!(filter.count("split") <= 8 * levels, "{}", filter.count("split"));
+    assert!(refused > 0);
+    assert!((0..500u32).all(|key| filter.contains(&key)));
+    assert_eq!(filter.len(), 502);
 }
 
 /// Keys of thread `t`: disjoint ranges.

@@ -241,7 +241,6 @@ pub(super) fn decode(
     // Cannot overflow: MAX_BUCKETS keeps the total within u64 and `buckets` within usize / 8.
     let total = snapshot_len(buckets, growth.map(|_| level_buckets.len()));
     let prefix = total - CHECKSUM_LEN as u64 - buckets * WORD_LEN as u64;
-    let buckets = buckets as usize;
     // 4. The length of a byte slice, before allocating; a stream's as its words arrive.
     if let Some(len) = len {
         if (len as u64) < total {
@@ -251,7 +250,13 @@ pub(super) fn decode(
             return Err(LoadError::TrailingBytes { expected: total, found: len as u64 });
         }
     }
-    let words = read_words(&mut r, buckets, len.is_some(), &mut crc, prefix, total)?;
+    // Each level into its own vector, so that the table of a level is its words, not a copy.
+    let mut levels = Vec::with_capacity(level_buckets.len());
+    let mut before = prefix;
+    for &level in &level_buckets {
+        levels.push(read_words(&mut r, level, len.is_some(), &mut crc, before, total)?);
+        before += (level * WORD_LEN) as u64;
+    }
     let mut stored = [0u8; CHECKSUM_LEN];
     let got = read_full(&mut r, &mut stored)?;
     if got < CHECKSUM_LEN {
@@ -267,30 +272,14 @@ pub(super) fn decode(
     }
 
     // 6. Header fields, 7. bucket words, 8. probes.
-    check_header(&header, &words)?;
-    check_words(&words)?;
+    check_header(&header, &levels, retained)?;
+    check_words(levels.iter().flatten())?;
     let recorded = (0..PROBES).map(|k| read_u64(&header, AT_PROBES + 8 * k));
     for (probe, (expected, found)) in recorded.zip(probes(hasher)).enumerate() {
         if expected != found {
             return Err(LoadError::HasherMismatch { probe, expected, found });
         }
     }
-    if retained > read_u64(&header, AT_ITEMS) {
-        return Err(LoadError::InconsistentHeader {
-            field: "retained removals",
-            expected: format!("at most the item count {}", read_u64(&header, AT_ITEMS)),
-            found: retained,
-        });
-    }
-    let mut rest = words.as_slice();
-    let levels = level_buckets
-        .iter()
-        .map(|&buckets| {
-            let (level, after) = rest.split_at(buckets);
-            rest = after;
-            level.to_vec()
-        })
-        .collect();
     Ok(Decoded { levels, growth, retained })
 }
 
@@ -390,7 +379,11 @@ fn read_words(
 
 /// Step 6: the header fields the checksum cannot vouch for. It proves the bytes are as written,
 /// not that the writer was this crate.
-fn check_header(header: &[u8; HEADER_LEN], words: &[u64]) -> Result<(), LoadError> {
+fn check_header(
+    header: &[u8; HEADER_LEN],
+    levels: &[Vec<u64>],
+    retained: u64,
+) -> Result<(), LoadError> {
     let (bits, lanes) = (header[AT_FINGERPRINT_BITS], header[AT_LANES]);
     if bits != FINGERPRINT_BITS || usize::from(lanes) != LANES {
         return Err(LoadError::UnsupportedLayout { fingerprint_bits: bits, lanes });
@@ -408,7 +401,8 @@ fn check_header(header: &[u8; HEADER_LEN], words: &[u64]) -> Result<(), LoadErro
             found: u64::from(flags),
         });
     }
-    if words.is_empty() {
+    let buckets: usize = levels.iter().map(Vec::len).sum();
+    if buckets == 0 {
         return Err(LoadError::InconsistentHeader {
             field: "bucket count",
             expected: "at least 1".into(),
@@ -416,15 +410,15 @@ fn check_header(header: &[u8; HEADER_LEN], words: &[u64]) -> Result<(), LoadErro
         });
     }
     let items = read_u64(header, AT_ITEMS);
-    let lanes = words.len() as u64 * LANES as u64;
+    let lanes = buckets as u64 * LANES as u64;
     if items > lanes {
         return Err(LoadError::InconsistentHeader {
             field: "item count",
-            expected: format!("at most {lanes} ({LANES} lanes in each of {} buckets)", words.len()),
+            expected: format!("at most {lanes} ({LANES} lanes in each of {buckets} buckets)"),
             found: items,
         });
     }
-    let occupied: u64 = words.iter().map(|&word| bucket::occupied(word) as u64).sum();
+    let occupied: u64 = levels.iter().flatten().map(|&word| bucket::occupied(word) as u64).sum();
     if items != occupied {
         return Err(LoadError::InconsistentHeader {
             field: "item count",
@@ -432,13 +426,20 @@ fn check_header(header: &[u8; HEADER_LEN], words: &[u64]) -> Result<(), LoadErro
             found: items,
         });
     }
+    if retained > items {
+        return Err(LoadError::InconsistentHeader {
+            field: "retained removals",
+            expected: format!("at most the item count {items}"),
+            found: retained,
+        });
+    }
     Ok(())
 }
 
 /// Step 7: no lane holds 0xFFFF. This crate never writes it, and the table relies on no bucket
 /// word being `bucket::UNUSED_WORD`.
-fn check_words(words: &[u64]) -> Result<(), LoadError> {
-    for (bucket, &word) in words.iter().enumerate() {
+fn check_words<'a>(words: impl Iterator<Item = &'a u64>) -> Result<(), LoadError> {
+    for (bucket, &word) in words.enumerate() {
         if let Some(lane) = bucket::reserved_lane(word) {
             return Err(LoadError::ReservedFingerprint { bucket: bucket as u64, lane: lane as u8 });
         }

@@ -97,7 +97,7 @@ mod words;
 
 pub(crate) use scan::ScannedWords;
 
-use crate::bucket;
+use crate::bucket::{self, LANES};
 use crate::error::{BuildError, InsertError};
 use crate::hash::Slots;
 use crate::stats::{Counters, Event, Stats};
@@ -313,6 +313,28 @@ impl Table {
                 return copies;
             }
         }
+    }
+
+    /// Whether every lane of the item's buckets holds its fingerprint, by one plain read of
+    /// each: a hint, as [`seems_to_hold`](Self::seems_to_hold).
+    pub(crate) fn filled_with(&self, slots: Slots) -> bool {
+        // Relaxed: only a hint; it decides whether an insert grows the filter, never what a
+        // lookup answers.
+        let first = self.buckets[slots.first].load(Ordering::Relaxed);
+        let second = self.buckets[slots.second].load(Ordering::Relaxed);
+        let lanes = if slots.first == slots.second { LANES } else { 2 * LANES };
+        bucket::count(first, slots.fingerprint)
+            + usize::from(slots.first != slots.second) * bucket::count(second, slots.fingerprint)
+            == lanes
+    }
+
+    /// Whether either of the item's buckets holds its fingerprint, by one plain read of each: a
+    /// hint, which a relocation in flight can hide a copy from.
+    pub(crate) fn seems_to_hold(&self, slots: Slots) -> bool {
+        // Relaxed: only a hint; nothing is decided on it that a stale answer would break.
+        let first = self.buckets[slots.first].load(Ordering::Relaxed);
+        let second = self.buckets[slots.second].load(Ordering::Relaxed);
+        bucket::contains(first, slots.fingerprint) | bucket::contains(second, slots.fingerprint)
     }
 
     #[inline]
