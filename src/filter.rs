@@ -186,8 +186,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// them may be another item's only copy. It then takes none: it returns `true` and counts
     /// the item out of [`len`](Self::len), and the item stays as a false positive
     /// ([`Stats::retained_removals`](crate::Stats::retained_removals)). This happens to an item
-    /// inserted again after a growth when the level of its first copy had no room, and otherwise
-    /// about as often as a false positive. Inserting and removing such an item again leaves a
+    /// inserted again after a growth, and otherwise about as often as a false positive. Inserting and removing such an item again leaves a
     /// fingerprint behind each time, at most eight in a level; then its inserts return
     /// [`InsertError::Full`](crate::InsertError::Full) rather than grow the filter.
     ///

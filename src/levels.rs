@@ -294,9 +294,6 @@ impl Levels {
     pub(crate) fn insert(&self, mixed: u64) -> Result<(), InsertError> {
         loop {
             let newest = self.newest();
-            if !newest.is_null() && self.insert_beside_a_copy(mixed, newest) {
-                return Ok(());
-            }
             let table = self.table_of(newest);
             let slots = slots_in(table, mixed);
             if table.try_insert(slots).is_ok() {
@@ -309,21 +306,6 @@ impl Levels {
                 return self.insert_at_ceiling(mixed, newest);
             }
         }
-    }
-
-    /// Puts the item into the newest level older than `newest` that already seems to hold a
-    /// copy of its fingerprint in its buckets, if that level has room; false if none does.
-    ///
-    /// This keeps an item's copies in one level, so that its removes can take them (`remove`
-    /// keeps copies found in two levels): without it, a key inserted and removed over and over
-    /// after a growth would leave a copy behind each time. The check is only a hint (a
-    /// relocation may hide a copy from it); which level an insert uses never matters to
-    /// lookups, which read every level.
-    fn insert_beside_a_copy(&self, mixed: u64, newest: *const Level) -> bool {
-        self.tables_from(newest)
-            .skip(1)
-            .find(|table| table.seems_to_hold(slots_in(table, mixed)))
-            .is_some_and(|table| table.try_insert(slots_in(table, mixed)).is_ok())
     }
 
     /// The last resort of an insert refused by level `newest` when no level can be added: an

@@ -225,8 +225,7 @@ pub struct Stats {
     /// unable to tell which copy was the item's, took none: the item stays as a false positive
     /// (a match in another level may be a different item's only copy, so taking it could lose
     /// that item). Each other level matches about as often as a false positive there,
-    /// `8 × load / 65,535`; inserts put an item beside a copy of its fingerprint in an older
-    /// level when they can, so a key inserted again after a growth rarely adds to this.
+    /// `8 × load / 65,535`, and every remove of a key inserted again after a growth does.
     pub retained_removals: u64,
 }
 

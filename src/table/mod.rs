@@ -316,7 +316,7 @@ impl Table {
     }
 
     /// Whether every lane of the item's buckets holds its fingerprint, by one plain read of
-    /// each: a hint, as [`seems_to_hold`](Self::seems_to_hold).
+    /// each: a hint, which a relocation in flight can change.
     pub(crate) fn filled_with(&self, slots: Slots) -> bool {
         // Relaxed: only a hint; it decides whether an insert grows the filter, never what a
         // lookup answers.
@@ -326,15 +326,6 @@ impl Table {
         bucket::count(first, slots.fingerprint)
             + usize::from(slots.first != slots.second) * bucket::count(second, slots.fingerprint)
             == lanes
-    }
-
-    /// Whether either of the item's buckets holds its fingerprint, by one plain read of each: a
-    /// hint, which a relocation in flight can hide a copy from.
-    pub(crate) fn seems_to_hold(&self, slots: Slots) -> bool {
-        // Relaxed: only a hint; nothing is decided on it that a stale answer would break.
-        let first = self.buckets[slots.first].load(Ordering::Relaxed);
-        let second = self.buckets[slots.second].load(Ordering::Relaxed);
-        bucket::contains(first, slots.fingerprint) | bucket::contains(second, slots.fingerprint)
     }
 
     #[inline]
