@@ -16,7 +16,7 @@ use std::sync::Arc;
 use lockfree_cuckoo::CuckooFilter;
 
 use crate::spawn;
-use crate::support::{explore, Item, Items, Stage};
+use crate::support::{colliding_in_level_1_only, explore, Item, Items, Stage};
 
 /// A growable filter whose one-bucket level 0 is full: A and three fillers.
 fn full_first_level(retries: u32) -> (Arc<CuckooFilter>, Items, Item) {
@@ -166,5 +166,143 @@ fn g6_removes_keep_copies_in_two_levels() {
         assert_eq!(filter.stats().retained_removals, 2);
         assert_eq!(filter.len(), 3);
         seen.record("seen");
+    });
+}
+
+/// A growable filter of `buckets` buckets, grown once, holding X in level 0, and an item that
+/// collides with X in level 1 only (the same fingerprint and pair there, another pair in level
+/// 0), not yet inserted.
+fn collision_across_levels(buckets: usize) -> (Arc<CuckooFilter>, Item, Item) {
+    let build = || {
+        Arc::new(CuckooFilter::builder().bucket_count(buckets).lookup_retries(1).growable().build())
+    };
+    // Crafted on a grown twin (hashes map to the same slots in tables of the same sizes), so
+    // that the model's filter can take X into level 0 before it grows.
+    let twin = build();
+    assert!(twin.grow_now());
+    let (x, y) = colliding_in_level_1_only(&twin, twin.bucket_count() - buckets);
+    let filter = build();
+    assert!(x.insert(&filter) && filter.grow_now());
+    (filter, x, y)
+}
+
+/// Model g7: X has two copies in level 0 of a grown filter. An insert of X (which joins level 0,
+/// where its copies are) races a remove of X and a count. The remove takes a copy exactly (one
+/// level holds X's copies), X never counts fewer than one copy, and X ends with two copies, all
+/// in level 0, none retained.
+#[test]
+fn g7_insert_joins_its_level_vs_remove() {
+    explore("g7_insert_joins_its_level_vs_remove", &["count 1", "count 3"], |seen| {
+        let filter =
+            Arc::new(CuckooFilter::builder().bucket_count(1).lookup_retries(1).growable().build());
+        let x = Items::default().pick(&filter, 0, 0);
+        assert!(x.insert(&filter) && x.insert(&filter));
+        assert!(filter.grow_now());
+        let inserter = spawn(&filter, move |f| x.insert(f));
+        let remover = spawn(&filter, move |f| x.remove(f));
+        let counter = spawn(&filter, move |f| x.counted(f));
+        let counted = counter.join().unwrap();
+        assert!(counted >= 1, "X counted {counted} while one copy was present throughout");
+        assert!(inserter.join().unwrap() && remover.join().unwrap());
+        assert_eq!(x.counted(&filter), 2);
+        assert_eq!(filter.fingerprint_count_in_level(0, 0, x.fingerprint), 2, "X left level 0");
+        assert_eq!(filter.stats().retained_removals, 0, "a remove of X was not exact");
+        assert_eq!(filter.len(), 2);
+        seen.record(format!("count {counted}"));
+    });
+}
+
+/// Model g8: X is in level 0; Y collides with X in level 1 only. An insert of Y (into level 1)
+/// races a remove of X. The remove either takes X's copy (it did not see Y's) or, seeing
+/// matches in two levels, leaves a pending removal; it never takes Y's copy, so Y's lookup after
+/// its insert and at the end finds it.
+#[test]
+fn g8_remove_vs_colliding_insert_in_another_level() {
+    explore("g8_remove_vs_colliding_insert_in_another_level", &["taken", "pending"], |seen| {
+        let (filter, x, y) = collision_across_levels(2);
+        let inserter = spawn(&filter, move |f| y.insert(f) && y.contains(f));
+        let remover = spawn(&filter, move |f| x.remove(f));
+        assert!(inserter.join().unwrap(), "false miss of Y after its insert");
+        assert!(remover.join().unwrap(), "the remove missed X");
+        assert!(y.contains(&filter), "the remove of X took Y's only copy");
+        assert_eq!(filter.len(), 1);
+        let stats = filter.stats();
+        assert_eq!(stats.pending_removals, stats.retained_removals);
+        seen.record(if stats.pending_removals == 0 { "taken" } else { "pending" });
+    });
+}
+
+/// Model g9: X fills level 0 with three fillers. One thread grows the filter, inserts X again
+/// (its level is full, so the copy goes to level 1) and removes X, which finds copies in two
+/// levels and records a pending removal; another removes X, taking level 0's copy if it does not
+/// see level 1's; a third inserts X, claiming the pending removal if it sees it, and looks X up.
+/// The claim must show it the copy in level 1 it now owns, whatever it saw of the other remove.
+#[test]
+fn g9_insert_claims_a_pending_removal() {
+    explore("g9_insert_claims_a_pending_removal", &["claimed", "stored"], |seen| {
+        let (filter, _, x) = full_first_level(1);
+        let inserted = |f: &CuckooFilter| f.stats().insert_paths.iter().sum::<u64>();
+        let before = inserted(&filter);
+        let churner = spawn(&filter, move |f| f.grow_now() && x.insert(f) && x.remove(f));
+        let remover = spawn(&filter, move |f| x.remove(f));
+        let claimer = spawn(&filter, move |f| x.insert(f) && x.contains(f));
+        assert!(claimer.join().unwrap(), "false miss of X after its insert");
+        assert!(churner.join().unwrap() && remover.join().unwrap());
+        assert!(x.contains(&filter));
+        assert_eq!(filter.len(), 4);
+        seen.record(if inserted(&filter) == before + 1 { "claimed" } else { "stored" });
+    });
+}
+
+/// Model g10: a pending removal of X whose colliding item in level 1 has since been removed, so
+/// that only level 0 matches X. A growth sweeps it (removing X's surplus copy) while an insert of
+/// X claims it or stores a copy; either way exactly one thread owns the surplus, and X is
+/// present after its insert and ends with one copy.
+#[test]
+fn g10_sweep_vs_claim() {
+    explore("g10_sweep_vs_claim", &["claimed", "stored"], |seen| {
+        let (filter, x, y) = collision_across_levels(2);
+        assert!(y.insert(&filter) && x.remove(&filter) && y.remove(&filter));
+        assert_eq!(filter.stats().pending_removals, 1, "setup: the remove of X was not pending");
+        let inserted = |f: &CuckooFilter| f.stats().insert_paths.iter().sum::<u64>();
+        let before = inserted(&filter);
+        let sweeper = spawn(&filter, |f| f.grow_now());
+        let inserter = spawn(&filter, move |f| x.insert(f) && x.contains(f));
+        assert!(inserter.join().unwrap(), "false miss of X after its insert");
+        assert!(sweeper.join().unwrap());
+        assert_eq!(x.counted(&filter), 1);
+        let stats = filter.stats();
+        assert_eq!((stats.pending_removals, stats.retained_removals), (0, 0));
+        assert_eq!(filter.len(), 1);
+        seen.record(if inserted(&filter) == before { "claimed" } else { "stored" });
+    });
+}
+
+/// Model g11: the two entries of level 1's block of pending removals are taken (X1 and X2, split
+/// across levels and removed), so the remove of X3 adds an overflow block to record its own while
+/// another thread inserts X3, claiming that entry if it sees it, and looks X3 up. A claim through
+/// an overflow block shows the claimer the copy it now owns, and the block is seen built.
+#[test]
+fn g11_pending_removal_in_an_overflow_block() {
+    explore("g11_pending_removal_in_an_overflow_block", &["claimed", "stored"], |seen| {
+        let filter =
+            Arc::new(CuckooFilter::builder().bucket_count(1).lookup_retries(1).growable().build());
+        let mut items = Items::default();
+        let split: Vec<Item> = (0..3).map(|_| items.pick(&filter, 0, 0)).collect();
+        items.fill(&filter, 0, 1);
+        assert!(split.iter().all(|x| x.insert(&filter)) && filter.grow_now());
+        assert!(split.iter().all(|x| x.insert(&filter)), "setup: level 1 refused a copy");
+        assert!(split[0].remove(&filter) && split[1].remove(&filter));
+        assert_eq!(filter.stats().pending_removals, 2, "setup: the removes were not pending");
+        let x = split[2];
+        let inserted = |f: &CuckooFilter| f.stats().insert_paths.iter().sum::<u64>();
+        let before = inserted(&filter);
+        let remover = spawn(&filter, move |f| x.remove(f));
+        let claimer = spawn(&filter, move |f| x.insert(f) && x.contains(f));
+        assert!(claimer.join().unwrap(), "false miss of X3 after its insert");
+        assert!(remover.join().unwrap());
+        assert_eq!(filter.stats().retained_removals - filter.stats().pending_removals, 0);
+        assert_eq!(filter.len(), 5);
+        seen.record(if inserted(&filter) == before { "claimed" } else { "stored" });
     });
 }

@@ -3,7 +3,7 @@
 # time to a scratch copy of the crate, runs the suite there and prints a Markdown table of
 # breakage -> failing models. Exits non-zero if any breakage goes uncaught, if the unbroken copy
 # fails, or if a breakage's pattern no longer matches the protocol's files in src/table/ and
-# src/levels.rs (so it cannot rot silently).
+# src/levels.rs and src/pending.rs (so it cannot rot silently).
 #
 # Usage: loom-tests/mutants.sh   (LOOM_MAX_PREEMPTIONS defaults to 2, as in CI)
 set -euo pipefail
@@ -21,8 +21,10 @@ tar -C "$root" --exclude=./target --exclude=./.git -cf - . | tar -C "$scratch" -
 table="$scratch/src/table/mod.rs"
 scan="$scratch/src/table/scan.rs"
 levels="$scratch/src/levels.rs"
+pending="$scratch/src/pending.rs"
 cp -r "$scratch/src/table" "$scratch/table.orig"
 cp "$levels" "$scratch/levels.orig"
+cp "$pending" "$scratch/pending.orig"
 
 # mutate_in FILE FUNCTION COUNT OLD NEW: within the body of `fn FUNCTION(` in FILE (up to its
 # closing brace at method indent), replaces the literal OLD, which must occur exactly COUNT times
@@ -44,6 +46,7 @@ mutate_in() {
 mutate() { mutate_in "$table" "$@"; }
 mutate_scan() { mutate_in "$scan" "$@"; }
 mutate_levels() { mutate_in "$levels" "$@"; }
+mutate_pending() { mutate_in "$pending" "$@"; }
 
 # A removal CAS loop with no announcement, for the breakages that move or drop one.
 add_take_quietly() {
@@ -201,7 +204,33 @@ lookup_newest_only() {
 # A remove that takes a copy from the newest level holding one, even when another level holds
 # one too.
 remove_takes_first_match() {
-    mutate_levels remove 1 "if holders.next().is_some() {" "if false {"
+    mutate_levels take_from_one_level 1 "if holders.next().is_some() {" "if false {"
+}
+# An insert that stores into the newest level whatever level holds the item's copies.
+insert_ignores_home() {
+    mutate_levels home_of 1 "u32::from(t.may_hold(slots_in(t, mixed)))" "u32::from(false && t.may_hold(slots_in(t, mixed)))"
+}
+# A pending removal recorded without Release, or claimed without Acquire.
+register_relaxed() {
+    mutate_pending register 1 "Ordering::Release, Ordering::Relaxed" "Ordering::Relaxed, Ordering::Relaxed"
+}
+claim_relaxed() {
+    mutate_pending claim 1 "Ordering::AcqRel, Ordering::Relaxed" "Ordering::Relaxed, Ordering::Relaxed"
+}
+# An overflow block of pending removals published without Release (and read without Acquire).
+overflow_publication_relaxed() {
+    mutate_pending grow 1 "            Ordering::AcqRel,
+            Ordering::Acquire," "            Ordering::Relaxed,
+            Ordering::Relaxed,"
+}
+# A sweep that reads a pending removal and clears it later rather than taking it in one CAS, so
+# that an insert can claim the same entry in between.
+sweep_reads_then_clears() {
+    mutate_pending take 1 \
+        "(key != 0 && entry.compare_exchange(key, 0, Ordering::AcqRel, Ordering::Relaxed).is_ok())
+            .then_some(key)" "crate::sync::yield_now();
+        entry.store(0, Ordering::Release);
+        (key != 0).then_some(key)"
 }
 mutants=(
     "remove_unannounced|remove and surplus removal without their announcement"
@@ -230,6 +259,11 @@ mutants=(
     "cas_expects_current|growth: new level replaces the current newest, not the one it links to"
     "lookup_newest_only|growth: lookups read the newest level only"
     "remove_takes_first_match|growth: remove takes a copy when two levels hold one"
+    "insert_ignores_home|growth: inserts ignore the level holding the item's copies"
+    "register_relaxed|pending removal recorded Relaxed"
+    "claim_relaxed|pending removal claimed Relaxed"
+    "sweep_reads_then_clears|sweep reads a pending removal and clears it later"
+    "overflow_publication_relaxed|overflow block of pending removals published Relaxed"
 )
 
 # run_suite LOG: runs the suite in the scratch copy; prints the failing models, comma-separated.
@@ -260,6 +294,7 @@ for entry in "${mutants[@]}"; do
     rm -rf "$scratch/src/table"
     cp -r "$scratch/table.orig" "$scratch/src/table"
     cp "$scratch/levels.orig" "$levels"
+    cp "$scratch/pending.orig" "$pending"
     "$name"
     caught="$(run_suite "$scratch/$name.log")"
     if [[ -z "$caught" ]]; then

@@ -67,6 +67,32 @@ fn item(filter: &CuckooFilter, primary: usize, fingerprint: u16) -> Item {
     Item { hash, fingerprint, first, second }
 }
 
+/// Two items with one fingerprint and one bucket pair in level 1 of a grown filter but different
+/// pairs in level 0: colliding in level 1 only. (An item's bucket in a level of `4m` buckets
+/// determines its bucket in one of `m`, and the alternate bucket is a reflection, so the pairs in
+/// level 0 differ only for some first buckets in level 1: a search finds them.) `buckets` is the
+/// bucket count of level 1.
+pub(crate) fn colliding_in_level_1_only(grown: &CuckooFilter, buckets: usize) -> (Item, Item) {
+    let pair = |first: usize, second: usize| (first.min(second), first.max(second));
+    let at = |bucket: usize, fingerprint: u16| {
+        let hash = grown.hash_for_slot_in_level(1, bucket, fingerprint);
+        let (first, second, _) = grown.slots_for_hash(hash);
+        let (there, alternate, _) = grown.slots_for_hash_in_level(1, hash);
+        (Item { hash, fingerprint, first, second }, there, alternate)
+    };
+    (1..=0xFFFE)
+        .flat_map(|fingerprint| (0..buckets).map(move |bucket| (bucket, fingerprint)))
+        .find_map(|(bucket, fingerprint)| {
+            let (x, first, second) = at(bucket, fingerprint);
+            let (y, y_first, y_second) = at(second, fingerprint);
+            (first == bucket
+                && pair(y_first, y_second) == pair(first, second)
+                && pair(x.first, x.second) != pair(y.first, y.second))
+            .then_some((x, y))
+        })
+        .expect("no pair of items collides in level 1 only")
+}
+
 /// Hands out items with distinct fingerprints, so each model's counts are exact.
 #[derive(Default)]
 pub(crate) struct Items {

@@ -131,7 +131,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
         pipelined(
             items.len(),
             mixed_at,
-            |m| levels.prefetch_newest(m),
+            |m| levels.prefetch_for_insert(m),
             |_, mixed| levels.insert(mixed).is_ok(),
         )
     }

@@ -111,6 +111,10 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// ceiling, when the next level cannot be allocated, or when the item's copies already fill
     /// its buckets in the newest level.
     ///
+    /// In a grown filter, the copy goes to the level that holds the item's other copies, so
+    /// that its removes can take them (see [`remove`](Self::remove)); if a remove of the item
+    /// left a pending removal, the insert takes that copy back instead of storing another.
+    ///
     /// # Examples
     ///
     /// ```
@@ -150,8 +154,10 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// Never fewer than the copies present throughout the call: an item inserted `k` times and
     /// removed fewer than `k` times counts at least the difference, also while other threads
     /// relocate fingerprints. It may count more: copies of colliding items (the same
-    /// fingerprint and buckets, as rare as a false positive) count too, and a count that runs
-    /// while another thread inserts or removes the item may or may not include that copy.
+    /// fingerprint and buckets, as rare as a false positive) count too, as do, in a grown
+    /// filter, copies that removes of the item left pending (see [`remove`](Self::remove)),
+    /// and a count that runs while another thread inserts or removes the item may or may not
+    /// include that copy.
     ///
     /// Lock-free rather than wait-free like [`contains`](Self::contains): it reads again
     /// whenever a removal from the item's buckets was announced meanwhile, which means that
@@ -183,12 +189,14 @@ impl<S: BuildHasher> CuckooFilter<S> {
     ///
     /// In a grown filter ([`Builder::growable`](crate::Builder::growable)), a remove that finds
     /// matching fingerprints in more than one level cannot tell which is the item's, and one of
-    /// them may be another item's only copy. It then takes none: it returns `true` and counts
-    /// the item out of [`len`](Self::len), and the item stays as a false positive
-    /// ([`Stats::retained_removals`](crate::Stats::retained_removals)). This happens to an item
-    /// inserted again after a growth, and otherwise about as often as a false positive. Inserting and removing such an item again leaves a
-    /// fingerprint behind each time, at most eight in a level; then its inserts return
-    /// [`InsertError::Full`](crate::InsertError::Full) rather than grow the filter.
+    /// them may be another item's only copy. It then takes none: it returns `true`, counts the
+    /// item out of [`len`](Self::len), and records a pending removal
+    /// ([`Stats::pending_removals`](crate::Stats::pending_removals)); the item stays as a false
+    /// positive until then. The item's next insert takes that copy back instead of storing
+    /// another, and the filter frees it once one level alone matches (it checks before it
+    /// grows, and when an insert meets its ceiling). Inserts keep an item's copies in one level,
+    /// so this happens about as often as a false positive in another level, and to copies
+    /// inserted while their item's level was full.
     ///
     /// # Examples
     ///
@@ -284,29 +292,71 @@ impl<S: BuildHasher> CuckooFilter<S> {
     }
 
     /// **Unstable, for tests** (feature `test-hooks`): a hash whose primary bucket is `bucket`
-    /// and whose fingerprint is `fingerprint` (in `1..=0xFFFE`), for use with the `*_hash`
-    /// methods.
+    /// and whose fingerprint is `fingerprint` (in `1..=0xFFFE`) in level 0, for use with the
+    /// `*_hash` methods.
     #[cfg(feature = "test-hooks")]
     #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
     pub fn hash_for_slot(&self, bucket: usize, fingerprint: u16) -> u64 {
-        hash::compose(bucket, fingerprint, self.levels.first().bucket_count())
+        self.hash_for_slot_in_level(0, bucket, fingerprint)
+    }
+
+    /// **Unstable, for tests** (feature `test-hooks`): [`hash_for_slot`](Self::hash_for_slot)
+    /// in level `level` (0 the oldest) of a grown filter.
+    ///
+    /// # Panics
+    ///
+    /// If the filter has no such level.
+    #[cfg(feature = "test-hooks")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
+    pub fn hash_for_slot_in_level(&self, level: usize, bucket: usize, fingerprint: u16) -> u64 {
+        hash::compose(bucket, fingerprint, self.levels.level(level).bucket_count())
     }
 
     /// **Unstable, for tests** (feature `test-hooks`): the primary bucket, alternate bucket and
-    /// fingerprint of a hash.
+    /// fingerprint of a hash in level 0.
     #[cfg(feature = "test-hooks")]
     #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
     pub fn slots_for_hash(&self, hash: u64) -> (usize, usize, u16) {
-        let s = hash::slots(hash, self.levels.first().bucket_count());
+        self.slots_for_hash_in_level(0, hash)
+    }
+
+    /// **Unstable, for tests** (feature `test-hooks`): [`slots_for_hash`](Self::slots_for_hash)
+    /// in level `level` (0 the oldest) of a grown filter.
+    ///
+    /// # Panics
+    ///
+    /// If the filter has no such level.
+    #[cfg(feature = "test-hooks")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
+    pub fn slots_for_hash_in_level(&self, level: usize, hash: u64) -> (usize, usize, u16) {
+        let s = hash::slots(hash, self.levels.level(level).bucket_count());
         (s.first, s.second, s.fingerprint)
     }
 
     /// **Unstable, for tests** (feature `test-hooks`): how many copies of `fingerprint` bucket
-    /// `bucket` holds (a plain read).
+    /// `bucket` of level 0 holds (a plain read).
     #[cfg(feature = "test-hooks")]
     #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
     pub fn fingerprint_count(&self, bucket: usize, fingerprint: u16) -> usize {
-        self.levels.first().fingerprint_count(bucket, fingerprint)
+        self.fingerprint_count_in_level(0, bucket, fingerprint)
+    }
+
+    /// **Unstable, for tests** (feature `test-hooks`):
+    /// [`fingerprint_count`](Self::fingerprint_count) in level `level` (0 the oldest) of a grown
+    /// filter.
+    ///
+    /// # Panics
+    ///
+    /// If the filter has no such level.
+    #[cfg(feature = "test-hooks")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
+    pub fn fingerprint_count_in_level(
+        &self,
+        level: usize,
+        bucket: usize,
+        fingerprint: u16,
+    ) -> usize {
+        self.levels.level(level).fingerprint_count(bucket, fingerprint)
     }
 
     /// **Unstable, for tests** (feature `test-hooks`): adds a level to a growable filter now, as

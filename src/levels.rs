@@ -1,10 +1,11 @@
-//! Levels: how a growable filter adds room while every thread keeps using it, moving nothing.
+//! Levels: how a growable filter adds room while every thread keeps using it, moving nothing,
+//! and keeps its memory to what its live items need however they churn.
 //!
 //! A filter is a chain of tables, each running the protocol of [`table`](crate::table) on its
 //! own: level 0, the table the filter was built with, and, in a growable filter, one more level
-//! each time the newest refused an insert, with [`GROWTH_FACTOR`] times the buckets of the level
-//! before it. An item stays in the level its insert put it in. Inserts go to the newest level;
-//! lookups, counts and removes read the levels newest first (the newest holds most items).
+//! each time the newest refused an insert or was closed to new items, with [`GROWTH_FACTOR`]
+//! times the buckets of the level before it. An item stays in the level its insert put it in.
+//! Lookups, counts and removes read the levels newest first (the newest holds most items).
 //!
 //! Why a chain rather than moving items into one larger table: an item's bucket in a table of
 //! `4m` buckets depends on two hash bits that a table of `m` buckets does not store, so moving
@@ -12,18 +13,48 @@
 //! every operation must know about. `BENCHMARKS.md` ("Growth") has the measurements behind the
 //! choice.
 //!
+//! # Churn
+//!
+//! Within a table, every copy of an item's fingerprint in its two buckets is interchangeable
+//! with the item's own. Across levels that is not so: a match in another level may be another
+//! item's only copy (a fingerprint collision there, as likely as a false positive), so a remove
+//! cannot take a copy when two levels hold matches. Were an item inserted again into the newest
+//! level while its first copy sat in an older one, its removes could never take either, and a
+//! filter whose live items are inserted and removed over and over would fill with such copies
+//! and grow without bound. So:
+//!
+//! - **An insert joins its item's level**: the newest level holding a copy of the item's
+//!   fingerprint in its buckets ([`Levels::home_of`], a plain read of every level, their misses
+//!   overlapped), else the newest level. Only a level full around the item, an insert racing a
+//!   growth, or a colliding item in another level leave an item's matches in two levels.
+//! - **A level stops taking new items at its promise** ([`capacity_of`]) and keeps its last few
+//!   percent of lanes for the copies of the items it holds ([`Levels::close_if_full`]), so
+//!   that joins rarely find it full.
+//! - **A remove that finds matches in two levels records a pending removal** ([`pending`]):
+//!   the item's next insert claims it instead of storing another copy, and a sweep (before a
+//!   growth, and when an insert meets the ceiling) completes it once one level alone matches.
+//!   So the copies left behind are bounded by the items whose matches span levels, not by the
+//!   operations.
+//!
 //! # Orderings
 //!
 //! ## Invariants
 //!
-//! 1. **Levels are only added.** `newest` moves from the level a thread saw to a new level that
-//!    links to it (`older`), by one CAS; a level's table and link are built before it is
-//!    published and the link never changes. So every value `newest` takes chains to every
-//!    earlier value. Levels are freed only through `&mut` (`clear`, drop).
-//! 2. **A fingerprint stays in its level.** Every change to a level's words is that level's
-//!    table protocol; a growth writes no table word, so nothing a level relies on changes.
-//! 3. **Inserts store into the newest level they saw**, or, at the ceiling only, into an older
-//!    one that has room.
+//! - **Levels are only added.** `newest` moves from the level a thread saw to a new level that
+//!   links to it (`older`), by one CAS; a level's table, block of pending removals and link are
+//!   built before it is published and the link never changes. So every value `newest` takes
+//!   chains to every earlier value. Levels are freed only through `&mut` (`clear`, drop).
+//! - **A fingerprint stays in its level.** Every change to a level's words is that level's
+//!   table protocol; a growth writes no table word, so nothing a level relies on changes.
+//! - **A remove takes a copy only from the one level holding matches.** It counts the item's
+//!   copies in every level with the table's validated read (never fewer than the copies
+//!   present throughout) and takes one only when exactly one level has any; otherwise it takes
+//!   none and leaves a pending removal. So it never takes another level's only copy of a
+//!   colliding item, whatever level inserts chose: which level an insert joins is a hint
+//!   (`home_of` reads without validation) on which no answer rests.
+//! - **Every copy left behind is accounted**: as a pending removal, whose owner (the claiming
+//!   insert or the sweep that takes it) is unique (`pending`), or as a removal retained for
+//!   good (no entry could be had under a memory ceiling, or a snapshot or merge brought it).
 //!
 //! ## Publication
 //!
@@ -33,21 +64,24 @@
 //!
 //! ## No false negative across growths
 //!
-//! Let an item's insert happen-before a lookup. The insert put the item in a level `L` that it
-//! found through an Acquire load of `newest` (or, at the ceiling, through the chain of such a
-//! value). The lookup's Acquire load of `newest` happens after that load, so by read-read
-//! coherence it reads the same value or a later one, and by invariant 1 the chain from it
-//! reaches `L`. The lookup reads every level of the chain with the table's validated read,
-//! which finds an item present in `L` throughout (the table's argument, unchanged by invariant
-//! 2). A remove validates absence in every level the same way before it answers `false`; a
-//! count adds up the levels.
+//! Let an item's insert happen-before a lookup. The insert put the item in a level `L` of the
+//! chain from a value of `newest` it loaded with Acquire (the level it joined, the newest, or
+//! at the ceiling any level of that chain), or it claimed a pending removal, whose Acquire take
+//! makes the remover's view (a level `L` holding the surplus copy) happen-before it
+//! (`pending`). The lookup's Acquire load of `newest` happens after that, so by read-read
+//! coherence it reads the same value or a later one, and because levels are only added the
+//! chain from it reaches `L`. The lookup reads every level of the chain with the table's
+//! validated read, which finds an item present in `L` throughout (the table's argument,
+//! unchanged because a fingerprint stays in its level). A remove validates absence in every
+//! level the same way before it answers `false`; a count adds up the levels.
 //!
 //! ## Snapshots and clones
 //!
 //! A scan loads `newest` once and scans each level of its chain with that table's scan. An item
 //! present throughout the snapshot is in a level of the chain (as above), and that level's scan
 //! keeps it. A level published after the load holds only items whose inserts did not
-//! happen-before the snapshot began.
+//! happen-before the snapshot began. Pending removals travel as retained ones: the copy's count
+//! of fingerprints left behind is the filter's, so its `len` is exact for a quiescent filter.
 //!
 //! ## Progress
 //!
@@ -56,7 +90,10 @@
 //! stops at the ceiling; its CAS fails only when another thread published a level, which
 //! happens at most [`MAX_LEVELS`] times: lock-free. No thread waits for a growth: each thread
 //! that finds the newest level full builds a level and races to publish it, and the losers free
-//! theirs (counted as `discarded_levels` in the stats).
+//! theirs (counted as `discarded_levels` in the stats). Registering, claiming and sweeping
+//! pending removals are CASes on entries that fail only when another thread took or filled the
+//! entry, and an overflow block's publication fails only when another thread published one:
+//! lock-free too.
 
 use core::marker::PhantomData;
 use core::ptr;
@@ -64,9 +101,10 @@ use std::io;
 
 use crate::error::InsertError;
 use crate::hash::{self, Slots};
+use crate::pending::{self, Block, Overflow};
 use crate::sizing::{buckets_for, capacity_of};
 use crate::stats::Stats;
-use crate::sync::{self, AtomicPtr, AtomicU64, Ordering, UnsafeCell};
+use crate::sync::{self, AtomicBool, AtomicPtr, AtomicU64, Ordering, UnsafeCell};
 use crate::table::Table;
 
 /// The most levels a filter has: level 0 and 31 growths. At [`GROWTH_FACTOR`] 4 the 31st growth
@@ -77,6 +115,11 @@ pub(crate) const MAX_LEVELS: usize = 32;
 /// growth to six, so lookups read few levels, and the false-positive rate (the sum of the
 /// levels') under 0.1%; the cost is memory: the newest level is often mostly empty.
 pub(crate) const GROWTH_FACTOR: usize = 4;
+
+/// Relocations of an insert after which a growable filter checks whether the level is full
+/// ([`Levels::close_if_full`]): paths this long are rare below the promised load (0.2% of
+/// inserts at 94%, measured), so counting the level's items there costs next to nothing.
+const CLOSING_PATH: usize = 3;
 
 /// Buckets from which a level is worth prefetching in a batch: 1 MiB of words, a core's L2 on
 /// the machines of `BENCHMARKS.md`. Smaller levels stay in the cache, and prefetching them only
@@ -103,9 +146,17 @@ pub(crate) struct Levels {
     newest: AtomicPtr<Level>,
     /// `None` for a fixed filter.
     growth: Option<Ceiling>,
+    /// Whether `first` takes no more new items ([`close_if_full`](Self::close_if_full)).
+    first_closed: AtomicBool,
     /// Levels built by a growth that lost the race to publish, and freed.
     discarded: AtomicU64,
-    /// Removes that matched in more than one level and so kept every copy (`remove`).
+    /// Blocks of pending removals ([`pending`]) beyond the levels' own.
+    overflow: Overflow,
+    /// How many removals are pending: at least as many as the blocks have entries (incremented
+    /// before an entry is written, decremented after one is taken).
+    pending_count: AtomicU64,
+    /// Removed items whose fingerprint stays in the levels for good: ambiguous removes that found
+    /// every entry of their windows taken, and those a loaded snapshot or a merge brought.
     retained: AtomicU64,
     /// Bytes of the filter around its levels (its hasher), counted with them against the byte
     /// ceiling so that the filter's `memory_usage` stays within it.
@@ -115,6 +166,10 @@ pub(crate) struct Levels {
 /// A level added by a growth.
 struct Level {
     table: Table,
+    /// Pending removals ([`pending`]) of items of any level.
+    pending: Block,
+    /// Whether the level takes no more new items ([`Levels::close_if_full`]).
+    closed: AtomicBool,
     /// The level before this one; null for `first`. Written when the level is built, before it
     /// is published, and never again; a cell so that loom sees the publication.
     older: UnsafeCell<*const Level>,
@@ -123,7 +178,8 @@ struct Level {
 impl Level {
     /// Builds a level on top of `older` and leaks it, for publication.
     fn publishable(table: Table, older: *const Level) -> *mut Level {
-        Box::into_raw(Box::new(Level { table, older: UnsafeCell::new(older) }))
+        let (pending, closed) = (Block::for_level(table.bucket_count()), AtomicBool::new(false));
+        Box::into_raw(Box::new(Level { table, pending, closed, older: UnsafeCell::new(older) }))
     }
 
     fn older(&self) -> *const Level {
@@ -155,7 +211,10 @@ impl Levels {
             first,
             newest: AtomicPtr::new(newest.cast_mut()),
             growth,
+            first_closed: AtomicBool::new(false),
             discarded: AtomicU64::new(0),
+            overflow: Overflow::new(),
+            pending_count: AtomicU64::new(0),
             retained: AtomicU64::new(retained),
             outside: 0,
         }
@@ -230,31 +289,121 @@ impl Levels {
     /// with the item's own (the table's invariant 4). Across levels that is not so: a match in
     /// another level may be another item's only copy, one whose fingerprint collides with this
     /// one there (as likely as a false positive in that level). So a remove takes a copy only
-    /// when exactly one level holds matches, and when several do it takes none: it answers
-    /// `true`, counts the item as removed, and leaves it behind as a false positive, which loses
-    /// nothing. Such removes are counted as `retained_removals` in the stats.
+    /// when exactly one level holds matches. When several do, it takes none: it answers `true`,
+    /// counts the item as removed and records a pending removal ([`pending`]), which a later
+    /// insert of the item claims and a sweep completes once one level alone matches. Inserts
+    /// join an item's existing copies (`insert`), so only collisions between distinct items,
+    /// and inserts racing a growth or refused by a full level, leave an item's copies in two
+    /// levels.
     pub(crate) fn remove(&self, mixed: u64) -> bool {
         let newest = self.newest();
         if newest.is_null() {
             return self.first.remove(slots_in(&self.first, mixed));
         }
+        match self.take_from_one_level(newest, mixed) {
+            Taken::Copy => true,
+            Taken::Absent => false,
+            Taken::Ambiguous => {
+                self.leave_behind(newest, pending::key(mixed));
+                true
+            }
+        }
+    }
+
+    /// Takes one copy of the item if exactly one level of the chain from `newest` holds matches.
+    fn take_from_one_level(&self, newest: *const Level, mixed: u64) -> Taken {
         loop {
             // The validated count of each level: never fewer than the copies present throughout.
             let mut holders =
                 self.tables_from(newest).filter(|table| table.count(slots_in(table, mixed)) > 0);
             let Some(holder) = holders.next() else {
-                return false;
+                return Taken::Absent;
             };
             if holders.next().is_some() {
-                // Relaxed: a count, exact once the removes are joined, as every counter.
-                self.retained.fetch_add(1, Ordering::Relaxed);
-                return true;
+                return Taken::Ambiguous;
             }
             if holder.remove(slots_in(holder, mixed)) {
-                return true;
+                return Taken::Copy;
             }
             // Another thread took the copies since they were counted: count again.
         }
+    }
+
+    /// Records that a copy matching `key` stays in the levels for an item that was removed: a
+    /// pending removal in a free entry of a block of the chain from `newest`, adding an overflow
+    /// block if none is free (without a memory ceiling), or else a removal retained for good.
+    fn leave_behind(&self, newest: *const Level, key: u64) {
+        // Relaxed: a count, exact once the operations are joined; incremented before the entry
+        // is written and decremented after it is taken, so it never falls below the entries.
+        self.pending_count.fetch_add(1, Ordering::Relaxed);
+        loop {
+            if self.blocks(newest).any(|block| block.register(key)) {
+                return;
+            }
+            let Some(Ceiling { bytes: None, .. }) = self.growth else {
+                break;
+            };
+            let newest_block =
+                self.added_from(newest).next().map_or(0, |level| level.pending.len());
+            self.overflow.grow(newest_block);
+        }
+        // Relaxed: counts, as above.
+        self.pending_count.fetch_sub(1, Ordering::Relaxed);
+        self.retained.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Takes a pending removal of the item, if one is recorded: its surplus copy is the item's
+    /// copy again.
+    #[inline]
+    fn claim(&self, newest: *const Level, mixed: u64) -> bool {
+        // Relaxed: only a hint. An insert that misses an entry recorded meanwhile stores a copy
+        // of its own, which is always sound.
+        if self.pending_count.load(Ordering::Relaxed) == 0 {
+            return false;
+        }
+        let key = pending::key(mixed);
+        let claimed = self.blocks(newest).any(|block| block.claim(key));
+        if claimed {
+            // Relaxed: a count, as in `leave_behind`.
+            self.pending_count.fetch_sub(1, Ordering::Relaxed);
+        }
+        claimed
+    }
+
+    /// Tries every pending removal again: one whose item now matches in one level only is
+    /// completed, freeing its surplus copy; the others are recorded again.
+    fn sweep(&self, newest: *const Level) {
+        // Relaxed: only a hint, as in `claim`.
+        if self.pending_count.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        for block in self.blocks(newest) {
+            block.sweep(|key| {
+                // Relaxed: a count, as in `leave_behind`.
+                self.pending_count.fetch_sub(1, Ordering::Relaxed);
+                if let Taken::Ambiguous = self.take_from_one_level(newest, key) {
+                    self.leave_behind(newest, key);
+                }
+            });
+        }
+    }
+
+    /// The blocks of pending removals: those of the levels added to level 0 in the chain from
+    /// `newest`, newest first, then the overflow blocks.
+    fn blocks(&self, newest: *const Level) -> impl Iterator<Item = &Block> {
+        self.added_from(newest).map(|level| &level.pending).chain(self.overflow.blocks())
+    }
+
+    /// The levels added to level 0 in the chain from `newest`, newest first.
+    fn added_from(&self, newest: *const Level) -> impl Iterator<Item = &Level> {
+        let mut next = newest;
+        core::iter::from_fn(move || {
+            // SAFETY: `next` came from `newest` or a chain link; published levels live until
+            // `&mut self` frees them (levels are only added), and `self` is borrowed here.
+            let level = unsafe { next.as_ref() }?;
+            next = level.older();
+            Some(level)
+        })
     }
 
     /// The levels as they are now, newest first, for a batch of lookups: read once, so that
@@ -275,12 +424,13 @@ impl Levels {
         chain
     }
 
-    /// Asks the CPU to start loading the item's buckets in the newest level (where an insert
-    /// goes).
+    /// Asks the CPU to start loading the item's buckets that an insert reads: in every level
+    /// of a grown filter (`home_of`), in the newest otherwise.
     #[inline]
-    pub(crate) fn prefetch_newest(&self, mixed: u64) {
-        let table = self.table_of(self.newest());
-        table.prefetch(slots_in(table, mixed));
+    pub(crate) fn prefetch_for_insert(&self, mixed: u64) {
+        for table in self.tables() {
+            table.prefetch(slots_in(table, mixed));
+        }
     }
 
     /// Level 0, if no level was added to it.
@@ -289,33 +439,100 @@ impl Levels {
         self.newest().is_null().then_some(&self.first)
     }
 
-    /// Stores the item in the newest level, adding a level when that one is full and the
-    /// ceiling allows it.
+    /// Stores the item beside its copies if a level holds some, else in the newest level,
+    /// adding a level when that one is full (or closed) and the ceiling allows it.
     pub(crate) fn insert(&self, mixed: u64) -> Result<(), InsertError> {
+        let mut newest = self.newest();
+        if newest.is_null() {
+            if self.growth.is_none() {
+                return self.first.insert(slots_in(&self.first, mixed));
+            }
+        } else if self.claim(newest, mixed) {
+            return Ok(());
+        }
         loop {
-            let newest = self.newest();
             let table = self.table_of(newest);
             let slots = slots_in(table, mixed);
-            if table.try_insert(slots).is_ok() {
-                return Ok(());
+            let home = self.home_of(newest, mixed);
+            if let Some(home) = home {
+                if home.try_insert(slots_in(home, mixed)).is_ok() {
+                    return Ok(());
+                }
+                // The level holding the item's copies has no room around them: the copy goes
+                // to the newest level as a new item's would, and a remove that then finds two
+                // levels records a pending removal, which this item's next insert claims.
             }
-            // Its own copies fill the item's buckets: a new level would only take more of them
-            // (a key whose removes were kept, inserted and removed over and over), so this is
-            // the limit of eight copies a level, not a full level.
+            // Skipped when the join just tried it, or when it takes no more new items (Relaxed:
+            // a hint, see `close_if_full`).
+            let skip_newest = home.is_some_and(|home| ptr::eq(home, table))
+                || self.closed(newest).load(Ordering::Relaxed);
+            if !skip_newest {
+                if let Ok(relocations) = table.try_insert(slots) {
+                    if relocations >= CLOSING_PATH && self.growth.is_some() {
+                        self.close_if_full(newest);
+                    }
+                    return Ok(());
+                }
+            }
+            // Its own copies fill the item's buckets: a new level would only take more of them,
+            // so this is the limit of eight copies a level, not a full level.
             if table.filled_with(slots) || !self.grow(newest) {
                 return self.insert_at_ceiling(mixed, newest);
             }
+            newest = self.newest();
         }
     }
 
-    /// The last resort of an insert refused by level `newest` when no level can be added: an
-    /// older level may have room again after removes.
-    fn insert_at_ceiling(&self, mixed: u64, newest: *const Level) -> Result<(), InsertError> {
-        if self
+    /// The level an insert of the item joins: the newest level of the chain from `newest` that
+    /// holds a copy of its fingerprint in its buckets, if any does. So the copies of an item stay
+    /// in one level, and its removes take them exactly (`remove`). A plain read of each level (a
+    /// relocation in flight can hide a copy): a hint, on which no answer rests.
+    #[inline]
+    fn home_of(&self, newest: *const Level, mixed: u64) -> Option<&Table> {
+        if newest.is_null() {
+            return None;
+        }
+        // Every level's buckets are loaded before any is looked at, with no branch in between,
+        // so that their misses overlap.
+        let holders = self
             .tables_from(newest)
-            .skip(1)
-            .any(|table| table.try_insert(slots_in(table, mixed)).is_ok())
-        {
+            .enumerate()
+            .fold(0u32, |holders, (i, t)| holders | u32::from(t.may_hold(slots_in(t, mixed))) << i);
+        self.tables_from(newest).nth(holders.trailing_zeros() as usize)
+    }
+
+    /// Whether `level` takes no more new items, only copies of the items it holds: see
+    /// [`close_if_full`](Self::close_if_full).
+    fn closed(&self, level: *const Level) -> &AtomicBool {
+        if level.is_null() {
+            &self.first_closed
+        } else {
+            // SAFETY: as in `table_of`.
+            unsafe { &(*level).closed }
+        }
+    }
+
+    /// Closes `level` to new items once it holds the items it promises ([`capacity_of`]): its
+    /// last few percent of lanes stay for copies of the items it holds (an item inserted again
+    /// joins their level), so that those inserts rarely find the level full and leave a copy in
+    /// another level. Checked after inserts that needed long paths, which only a level near its
+    /// promise sees, so that counting its items costs nothing on the common path.
+    #[cold]
+    fn close_if_full(&self, level: *const Level) {
+        let table = self.table_of(level);
+        if table.len() >= capacity_of(table.bucket_count()) {
+            // Relaxed: a hint; an insert that still sees the level open stores a new item in
+            // it, which is always sound.
+            self.closed(level).store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// The last resort of an insert refused by level `newest` (or kept out of it because it is
+    /// closed) when no level can be added: any level may have room again after removes, and
+    /// pending removals completed now may free some.
+    fn insert_at_ceiling(&self, mixed: u64, newest: *const Level) -> Result<(), InsertError> {
+        self.sweep(newest);
+        if self.tables_from(newest).any(|table| table.try_insert(slots_in(table, mixed)).is_ok()) {
             return Ok(());
         }
         let table = self.table_of(newest);
@@ -328,7 +545,7 @@ impl Levels {
             &self.first
         } else {
             // SAFETY: `level` came from `newest` or a chain link; published levels live until
-            // `&mut self` frees them (invariant 1), and `self` is borrowed here.
+            // `&mut self` frees them (levels are only added), and `self` is borrowed here.
             unsafe { &(*level).table }
         }
     }
@@ -344,6 +561,8 @@ impl Levels {
         if sync::load_ptr_for_update(&self.newest, Ordering::Acquire).cast_const() != seen {
             return true;
         }
+        // Completing pending removals first gives their copies' room back before any is added.
+        self.sweep(seen);
         let built = self.next_level(seen, ceiling).and_then(|buckets| {
             Table::try_new(buckets, self.first.lookup_retries(), self.first.huge_pages()).ok()
         });
@@ -370,6 +589,16 @@ impl Levels {
                 true
             }
         }
+    }
+
+    /// Level `index`, 0 the oldest (a test hook).
+    ///
+    /// # Panics
+    ///
+    /// If there is no such level.
+    #[cfg(feature = "test-hooks")]
+    pub(crate) fn level(&self, index: usize) -> &Table {
+        self.oldest_first().get(index).copied().expect("no such level")
     }
 
     /// [`grow`](Self::grow) from the newest level (a test hook).
@@ -410,11 +639,17 @@ impl Levels {
         self.retained.fetch_add(removes, Ordering::Relaxed);
     }
 
-    /// Fingerprints of removed items that removes left in the levels (`remove`): a copy or a
-    /// snapshot keeps the count, so that its `len` stays that of the filter.
+    /// Fingerprints of removed items that removes left in the levels (`remove`), pending or
+    /// for good: a copy or a snapshot keeps the count as removals retained for good, so that
+    /// its `len` stays that of the filter.
     pub(crate) fn retained(&self) -> u64 {
+        self.pending_removals() + self.retained.load(Ordering::Relaxed)
+    }
+
+    /// Pending removals ([`pending`]).
+    fn pending_removals(&self) -> u64 {
         // Relaxed: a count, as every counter.
-        self.retained.load(Ordering::Relaxed)
+        self.pending_count.load(Ordering::Relaxed)
     }
 
     /// Accepted inserts minus successful removes, over every level.
@@ -444,6 +679,8 @@ impl Levels {
         core::mem::size_of::<Self>() - core::mem::size_of::<Table>()
             + self.outside
             + links * LINK_MEMORY
+            + self.added_from(newest).map(|level| level.pending.memory_usage()).sum::<usize>()
+            + self.overflow.memory_usage()
             + self.tables_from(newest).map(Table::memory_usage).sum::<usize>()
     }
 
@@ -458,6 +695,7 @@ impl Levels {
         // Relaxed: statistics.
         stats.discarded_levels = self.discarded.load(Ordering::Relaxed);
         stats.retained_removals = self.retained();
+        stats.pending_removals = self.pending_removals();
         stats
     }
 
@@ -477,8 +715,12 @@ impl Levels {
     pub(crate) fn clear(&mut self) {
         self.free_newer();
         self.first.clear();
+        // Relaxed: `&mut self` means no other thread reads it.
+        self.first_closed.store(false, Ordering::Relaxed);
         // Relaxed: statistics, and `&mut self` means no other thread reads them.
         self.discarded.store(0, Ordering::Relaxed);
+        self.overflow.clear();
+        self.pending_count.store(0, Ordering::Relaxed);
         self.retained.store(0, Ordering::Relaxed);
     }
 
@@ -559,7 +801,7 @@ impl<'a> Iterator for Tables<'a> {
             return self.first.take();
         }
         // SAFETY: `next` came from `newest` or a chain link; published levels live as long as
-        // the `Levels` borrowed for `'a` (invariant 1).
+        // the `Levels` borrowed for `'a` (levels are only added).
         let level = unsafe { &*self.next };
         self.next = level.older();
         Some(&level.table)
@@ -576,7 +818,7 @@ fn slots_in(table: &Table, mixed: u64) -> Slots {
 const LINK_MEMORY: usize = core::mem::size_of::<Level>() - core::mem::size_of::<Table>();
 
 fn new_level_memory(buckets: usize) -> usize {
-    Table::memory_for(buckets) + LINK_MEMORY
+    Table::memory_for(buckets) + LINK_MEMORY + Block::memory_for_level(buckets)
 }
 
 #[cfg(all(test, not(loom)))]
@@ -653,4 +895,14 @@ mod tests {
         levels.insert(mixed).unwrap();
         assert!(chain.lookup(mixed) && levels.contains(mixed));
     }
+}
+
+/// What [`Levels::take_from_one_level`] did.
+enum Taken {
+    /// Took one copy, from the one level holding matches.
+    Copy,
+    /// No level holds a match.
+    Absent,
+    /// Several levels hold matches: it took none.
+    Ambiguous,
 }

@@ -53,9 +53,15 @@
 //!   needs its final size: when its newest table is full, an insert adds a table four times
 //!   larger, while every other thread goes on inserting, looking up and removing. Nothing moves,
 //!   nothing is lost, no operation waits for a growth, and every guarantee above holds during
-//!   and after it, with one difference: in a grown filter, a remove that finds the item's
-//!   fingerprint in more than one table keeps it (the item stays as a false positive, counted
-//!   in [`Stats::retained_removals`]) rather than risk taking another item's only copy.
+//!   and after it. **Memory follows the live items**, not the history: an insert puts an item's
+//!   copy in the table that holds its other copies, so re-inserting and removing live items,
+//!   any number of times, on any number of threads, grows nothing. One difference remains: a
+//!   remove that finds the item's fingerprint in two tables (a colliding item in the other, as
+//!   rare as a false positive; or a copy inserted while the item's table was full) takes
+//!   neither, since one may be another item's only copy. The item stays as a false positive,
+//!   counted out of `len`, as a *pending removal* ([`Stats::pending_removals`]): the item's
+//!   next insert takes that copy back instead of storing another, and the filter frees it once
+//!   one table alone matches.
 //!
 //! # Consistency
 //!
@@ -89,8 +95,8 @@
 //!
 //! A filter stores fingerprints, not items: removing an item that was never inserted may remove
 //! a different item with the same fingerprint and buckets, which then reads as absent. Remove
-//! only what you inserted, as often as you inserted it. In a grown filter, an item inserted
-//! again after a growth has copies in two tables, and its removes keep them (see Growth above).
+//! only what you inserted, as often as you inserted it. In a grown filter, a remove that finds
+//! the item's fingerprint in two tables keeps it as a pending removal (see Growth above).
 
 //!
 //! # Cargo features
@@ -112,6 +118,7 @@ mod filter;
 mod hash;
 mod levels;
 mod merge;
+mod pending;
 mod sizing;
 mod snapshot;
 mod stats;

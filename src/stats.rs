@@ -221,12 +221,20 @@ pub struct Stats {
     /// Levels that threads built at the same moment as another thread's growth of the filter,
     /// lost the race to add and freed unused (no thread waits for another's growth).
     pub discarded_levels: u64,
-    /// Removes in a grown filter that found the item's fingerprint in more than one level and,
-    /// unable to tell which copy was the item's, took none: the item stays as a false positive
-    /// (a match in another level may be a different item's only copy, so taking it could lose
-    /// that item). Each other level matches about as often as a false positive there,
-    /// `8 × load / 65,535`, and every remove of a key inserted again after a growth does.
+    /// Fingerprints of removed items that stay in a grown filter: removes that found the item's
+    /// fingerprint in more than one level and, unable to tell which copy was the item's, took
+    /// none (a match in another level may be a different item's only copy, so taking it could
+    /// lose that item). The item stays as a false positive. Inserts keep an item's copies in one
+    /// level, so this happens about as often as a false positive in another level,
+    /// `8 × load / 65,532` a remove, and to inserts that raced a growth or found the level of
+    /// their item's copies full. Most such removes stay pending ([`pending_removals`](Self::pending_removals)).
     pub retained_removals: u64,
+    /// Of [`retained_removals`](Self::retained_removals), those still pending: an insert of the
+    /// same item takes the fingerprint back instead of storing another, and the filter completes
+    /// the remove (freeing the fingerprint) once only one level matches, when it next sweeps
+    /// (before a growth, and when an insert meets the ceiling). The rest were retained for good:
+    /// no entry was free for them, or a snapshot, clone or merge brought them.
+    pub pending_removals: u64,
 }
 
 /// The stats of a filter that has done nothing: every count 0, one level.
@@ -242,6 +250,7 @@ impl Default for Stats {
             levels: 1,
             discarded_levels: 0,
             retained_removals: 0,
+            pending_removals: 0,
         }
     }
 }

@@ -315,6 +315,17 @@ impl Table {
         }
     }
 
+    /// Whether either of the item's buckets holds its fingerprint, by one plain read of each: a
+    /// hint, which a relocation in flight can change.
+    #[inline]
+    pub(crate) fn may_hold(&self, slots: Slots) -> bool {
+        // Relaxed: only a hint; it decides which level an insert joins (`levels`), never what a
+        // lookup answers.
+        let first = self.buckets[slots.first].load(Ordering::Relaxed);
+        let second = self.buckets[slots.second].load(Ordering::Relaxed);
+        bucket::contains(first, slots.fingerprint) | bucket::contains(second, slots.fingerprint)
+    }
+
     /// Whether every lane of the item's buckets holds its fingerprint, by one plain read of
     /// each: a hint, which a relocation in flight can change.
     pub(crate) fn filled_with(&self, slots: Slots) -> bool {
@@ -349,7 +360,7 @@ impl Table {
         if inserted.is_err() {
             self.record_refused(slots.first);
         }
-        inserted
+        inserted.map(drop)
     }
 
     /// Counts an insert that this table, and every other place the filter tried, refused.
@@ -357,15 +368,16 @@ impl Table {
         self.counters.record(bucket, Event::Refused);
     }
 
-    /// [`insert`](Self::insert) without counting a refusal: a growable filter that is refused by
-    /// its newest level adds a level rather than refusing the item.
-    pub(crate) fn try_insert(&self, slots: Slots) -> Result<(), InsertError> {
+    /// [`insert`](Self::insert) without counting a refusal (a growable filter that is refused by
+    /// its newest level adds a level rather than refusing the item), returning how many
+    /// fingerprints the insert relocated.
+    pub(crate) fn try_insert(&self, slots: Slots) -> Result<usize, InsertError> {
         // The second bucket is needed whenever the first is full (most inserts at high load);
         // in a table larger than the cache, start loading it now rather than after the first.
         sync::prefetch(&self.buckets[slots.second]);
         if self.put(slots.first, slots.fingerprint) || self.put(slots.second, slots.fingerprint) {
             self.counters.record(slots.first, Event::Inserted { relocations: 0 });
-            return Ok(());
+            return Ok(0);
         }
         PathSearch::with_reused(|search| self.insert_by_path(search, slots))
     }
@@ -376,12 +388,12 @@ impl Table {
     /// another thread's operation changed a bucket on the path, so the loop is lock-free, and
     /// [`InsertError::Full`] means that the search found no path, never that commits met
     /// contention.
-    fn insert_by_path(&self, search: &mut PathSearch, slots: Slots) -> Result<(), InsertError> {
+    fn insert_by_path(&self, search: &mut PathSearch, slots: Slots) -> Result<usize, InsertError> {
         while let Some(root) = search.plan(&self.buckets, slots) {
             if self.commit(search.hops(), root, slots) {
                 let relocations = search.hops().len();
                 self.counters.record(slots.first, Event::Inserted { relocations });
-                return Ok(());
+                return Ok(relocations);
             }
             self.counters.record(slots.first, Event::PathRetried);
         }

@@ -1,0 +1,253 @@
+//! Pending removals: the items whose remove, in a grown filter, could not tell which of their
+//! matching fingerprints was theirs, so took none.
+//!
+//! A remove that finds an item's fingerprint in two levels leaves one of those copies behind
+//! (`levels`, "Removes"): a surplus copy that no live item owns. The remove records the item's
+//! key here, so that the surplus is not lost for good:
+//!
+//! - an insert of the same item **claims** the entry and stores nothing, since the surplus copy
+//!   serves as the item's copy again (so inserting and removing such an item, any number of
+//!   times, leaves at most the surplus copies of its removes outstanding, never more);
+//! - before a growth, and when an insert meets the ceiling, the filter **sweeps** the entries:
+//!   each is taken out and its remove tried again, which succeeds once only one level matches
+//!   (the colliding item in the other level was removed meanwhile).
+//!
+//! An entry is one word: the item's mixed hash with its low 16 bits replaced by its fingerprint
+//! ([`key`]), which has the item's slots in every level and is never 0 (a fingerprint never is),
+//! so 0 marks a free entry. Entries live in blocks: each added level has one sized with it, and
+//! when every window of an item's key is taken, a register adds an overflow block twice as large
+//! as the last (in a filter without a memory ceiling, whose accounting a block added beside a
+//! growth could pass), so that no remove has to keep its copy for good. An item's entry sits
+//! within [`PROBES`] entries of its home position in some block.
+//!
+//! # Orderings
+//!
+//! - **Entries.** Whoever CASes an entry from a key to 0 owns one surplus copy of that key's
+//!   fingerprint in the levels, which the remove that registered it saw: a claiming insert makes
+//!   it its item's copy, a sweep removes it or registers it again. Exactly one thread wins each
+//!   entry. The registration is a Release CAS and both takes are AcqRel, so everything the
+//!   remover saw (the surplus copy's put, and the level holding it) happens-before what the new
+//!   owner does next, and so before any lookup that starts after a claiming insert returned.
+//! - **Overflow blocks** are published as levels are (`levels`, "Publication"): built, then
+//!   CASed onto `newest` with AcqRel, read through Acquire loads of `newest`; a block's link never
+//!   changes, and blocks are freed only through `&mut`. A level's own block is published with
+//!   its level.
+
+use core::ptr;
+
+use crate::hash;
+use crate::sync::{self, AtomicPtr, AtomicU64, Ordering, UnsafeCell};
+
+/// Entries an item's key may occupy, from its home position on: a register or claim reads at
+/// most this many words of a block.
+const PROBES: usize = 8;
+
+/// Buckets of a level for each entry of its block (one word per 128 buckets: 0.8% of the
+/// level's memory).
+const BUCKETS_PER_ENTRY: usize = 128;
+
+/// The fewest entries in a block: under the model checker, two, so a model can fill one.
+const MIN_ENTRIES: usize = if sync::MODEL_CHECKING { 2 } else { PROBES };
+
+/// The entry word of the item whose mixed hash is `mixed`: never 0, and with the same slots as
+/// `mixed` in a table of any size.
+pub(crate) const fn key(mixed: u64) -> u64 {
+    mixed & !0xFFFF | hash::fingerprint(mixed) as u64
+}
+
+/// A block of entries.
+#[derive(Debug)]
+pub(crate) struct Block {
+    entries: Box<[AtomicU64]>,
+}
+
+impl Block {
+    fn new(entries: usize) -> Self {
+        Self { entries: (0..entries).map(|_| AtomicU64::new(0)).collect() }
+    }
+
+    /// The block of a level of `buckets` buckets.
+    pub(crate) fn for_level(buckets: usize) -> Self {
+        Self::new(Self::entries_for_level(buckets))
+    }
+
+    fn entries_for_level(buckets: usize) -> usize {
+        (buckets / BUCKETS_PER_ENTRY).next_power_of_two().max(MIN_ENTRIES)
+    }
+
+    /// What the block of a level of `buckets` buckets takes in memory.
+    pub(crate) fn memory_for_level(buckets: usize) -> usize {
+        Self::entries_for_level(buckets) * core::mem::size_of::<AtomicU64>()
+    }
+
+    pub(crate) fn memory_usage(&self) -> usize {
+        core::mem::size_of_val(&*self.entries)
+    }
+
+    /// The entries `key` may occupy.
+    fn window(&self, key: u64) -> impl Iterator<Item = &AtomicU64> {
+        let mask = self.entries.len() - 1;
+        // The bucket index uses the key's high bits; a multiply spreads all of them.
+        let home = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize;
+        (0..PROBES.min(self.entries.len())).map(move |i| &self.entries[(home + i) & mask])
+    }
+
+    /// Records a pending removal of `key` in a free entry of its window; `false` if none is
+    /// free.
+    pub(crate) fn register(&self, key: u64) -> bool {
+        self.window(key).any(|entry| {
+            // Release: publishes what the remover saw (the surplus copy and its level) to the
+            // AcqRel take of the entry in `claim` or `take`. Failure Relaxed: the entry is
+            // someone else's; nothing is read from it.
+            entry.compare_exchange(0, key, Ordering::Release, Ordering::Relaxed).is_ok()
+        })
+    }
+
+    /// Takes a pending removal of `key`, if this block records one: the caller now owns its
+    /// surplus copy.
+    pub(crate) fn claim(&self, key: u64) -> bool {
+        self.window(key).any(|entry| {
+            // AcqRel. Acquire: pairs with the Release registration, so the surplus copy the
+            // remover saw is visible to this thread and to whatever its insert's return
+            // happens-before. Release: keeps the entry's release sequence for a later owner.
+            // Failure Relaxed: nothing is read from an entry that holds another key.
+            entry.compare_exchange(key, 0, Ordering::AcqRel, Ordering::Relaxed).is_ok()
+        })
+    }
+
+    /// Takes each recorded pending removal in turn and hands its key to `complete`, which then
+    /// owns its surplus copy.
+    pub(crate) fn sweep(&self, mut complete: impl FnMut(u64)) {
+        for index in 0..self.entries.len() {
+            if let Some(key) = self.take(index) {
+                complete(key);
+            }
+        }
+    }
+
+    /// Takes whatever pending removal entry `index` holds.
+    fn take(&self, index: usize) -> Option<u64> {
+        let entry = &self.entries[index];
+        // Relaxed: only a guess; the CAS below decides and orders.
+        let key = sync::load_for_update(entry, Ordering::Relaxed);
+        // AcqRel: as in `claim`.
+        (key != 0 && entry.compare_exchange(key, 0, Ordering::AcqRel, Ordering::Relaxed).is_ok())
+            .then_some(key)
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
+}
+
+/// The overflow blocks of a filter, newest first.
+pub(crate) struct Overflow {
+    /// The newest block, which links to the older ones; null while there is none.
+    newest: AtomicPtr<Link>,
+}
+
+/// An overflow block and its link to the one before.
+struct Link {
+    block: Block,
+    /// The block before this one; null for the first. Written before the block is published
+    /// and never again; a cell so that loom sees the publication.
+    older: UnsafeCell<*const Link>,
+}
+
+impl Link {
+    fn older(&self) -> *const Link {
+        // SAFETY: `older` is written only when the link is built, and every thread that reaches
+        // a link did so through an Acquire load of the Release CAS that published it (or owns
+        // the chain through `&mut`), so the write happens-before this read.
+        self.older.with(|older| unsafe { *older })
+    }
+}
+
+impl Overflow {
+    pub(crate) fn new() -> Self {
+        Self { newest: AtomicPtr::new(ptr::null_mut()) }
+    }
+
+    #[inline]
+    fn newest(&self) -> *const Link {
+        // Acquire: pairs with the AcqRel publication in `push`, so the block and its chain are
+        // seen as built.
+        self.newest.load(Ordering::Acquire).cast_const()
+    }
+
+    /// The overflow blocks, newest first.
+    pub(crate) fn blocks(&self) -> impl Iterator<Item = &Block> {
+        let mut next = self.newest();
+        core::iter::from_fn(move || {
+            // SAFETY: `next` came from `newest` or a link; published links live until `&mut
+            // self` frees them, and `self` is borrowed here.
+            let link = unsafe { next.as_ref() }?;
+            next = link.older();
+            Some(&link.block)
+        })
+    }
+
+    /// Adds a block twice as large as the newest one (or as `first`, if there is none), unless
+    /// another thread added one first; then there is a newer block either way.
+    pub(crate) fn grow(&self, first: usize) {
+        let seen = self.newest();
+        // SAFETY: as in `blocks`.
+        let entries = unsafe { seen.as_ref() }.map_or(first, |link| link.block.len()) * 2;
+        let link = Box::into_raw(Box::new(Link {
+            block: Block::new(entries.max(MIN_ENTRIES)),
+            older: UnsafeCell::new(seen),
+        }));
+        // AcqRel. Release: publishes the block's entries and link to the Acquire loads in
+        // `newest`. Acquire (and on failure): this thread goes on to read the winner's block.
+        // AcqRel. Release: publishes the block's entries and link to the Acquire loads in
+        // `newest`. Acquire (and on failure): nothing this thread reads next depends on it, but
+        // a failed CAS is a load like any other of `newest`.
+        let published = self.newest.compare_exchange(
+            seen.cast_mut(),
+            link,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        );
+        if published.is_err() {
+            // SAFETY: `link` was leaked above and the CAS that would have published it failed,
+            // so no other thread has seen it.
+            drop(unsafe { Box::from_raw(link) });
+        }
+    }
+
+    pub(crate) fn memory_usage(&self) -> usize {
+        let links = self.blocks().count() * (core::mem::size_of::<Link>());
+        links + self.blocks().map(Block::memory_usage).sum::<usize>()
+    }
+
+    /// Frees every block.
+    pub(crate) fn clear(&mut self) {
+        // Relaxed: `&mut self` means no other thread can reach the blocks.
+        let mut next = self.newest.swap(ptr::null_mut(), Ordering::Relaxed).cast_const();
+        while !next.is_null() {
+            // SAFETY: every link in the chain was leaked by `grow` and is owned by this chain
+            // alone; `&mut self` means no other thread can reach it, and `next` moves on before
+            // the box is dropped.
+            let link = unsafe { Box::from_raw(next.cast_mut()) };
+            next = link.older();
+        }
+    }
+}
+
+impl Drop for Overflow {
+    fn drop(&mut self) {
+        // As in `Levels`: a loom model that fails drops its filter while unwinding, before it
+        // joined the threads that added blocks; leak them there instead.
+        if sync::MODEL_CHECKING && std::thread::panicking() {
+            return;
+        }
+        self.clear();
+    }
+}
+
+impl core::fmt::Debug for Overflow {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let blocks: Vec<usize> = self.blocks().map(Block::len).collect();
+        f.debug_struct("Overflow").field("blocks", &blocks).finish()
+    }
+}
