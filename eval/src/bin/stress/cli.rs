@@ -28,7 +28,7 @@ pub(crate) struct Options {
     #[arg(long, value_name = "N", default_value = "4000000", value_parser = capacity)]
     pub(crate) capacity: usize,
     /// Share of the capacity filled before the run and kept
-    #[arg(long, value_name = "PERCENT", default_value = "95", value_parser = fill)]
+    #[arg(long, value_name = "PERCENT", default_value = "95", value_parser = percent)]
     pub(crate) fill: u32,
     /// Seed of the key streams and operation choices
     #[arg(long, value_name = "N", default_value = "1", value_parser = number::<u64>)]
@@ -37,9 +37,19 @@ pub(crate) struct Options {
     #[arg(long)]
     pub(crate) snapshots: bool,
     /// Start with a growable filter a thousandth of --capacity, nothing prefilled: the threads'
-    /// inserts grow it while they run the mix (their removes wait until they own their share)
+    /// inserts grow it while they run the mix, until each owns its share (capacity / threads) or
+    /// half the run has passed; then they churn, removing as much as they insert. The churn must
+    /// leave the filter at most one level more than it had then and within twice the memory of a
+    /// filter presized for the capacity, plus 1 MiB
     #[arg(long)]
     pub(crate) grow: bool,
+    /// Percent of a thread's inserts in its churn regime (with --grow: once it owns its share;
+    /// else the whole run) that insert one more copy of one of its live keys, drawn at random,
+    /// instead of a new key. Its removes take these extra copies first, oldest first, then its
+    /// oldest key; a key with an extra copy stays owned, and its lookups must stay true
+    /// [default: 50 with --grow, else 0]
+    #[arg(long, value_name = "PERCENT", value_parser = percent)]
+    pub(crate) churn: Option<u32>,
     /// Print the summary as one JSON object instead of a table
     #[arg(long)]
     pub(crate) json: bool,
@@ -79,7 +89,14 @@ fn capacity(text: &str) -> Result<usize, String> {
     }
 }
 
-fn fill(text: &str) -> Result<u32, String> {
+impl Options {
+    /// `--churn`, or its default: 50 with `--grow`, else 0.
+    pub(crate) fn churn_percent(&self) -> u32 {
+        self.churn.unwrap_or(if self.grow { 50 } else { 0 })
+    }
+}
+
+fn percent(text: &str) -> Result<u32, String> {
     match number(text)? {
         n @ 0..=100 => Ok(n),
         _ => Err("expected a percentage, 0 to 100".into()),
@@ -103,6 +120,14 @@ mod tests {
         );
         assert_eq!((opts.capacity, opts.fill, opts.seed), (4_000_000, 95, 1));
         assert!(!opts.snapshots && !opts.json && !opts.grow);
+        assert_eq!(opts.churn_percent(), 0);
+    }
+
+    #[test]
+    fn churn_defaults_to_half_with_grow() {
+        assert_eq!(parse(&["--grow"]).unwrap().churn_percent(), 50);
+        assert_eq!(parse(&["--grow", "--churn", "0"]).unwrap().churn_percent(), 0);
+        assert_eq!(parse(&["--churn=20"]).unwrap().churn_percent(), 20);
     }
 
     #[test]
@@ -119,6 +144,7 @@ mod tests {
             &["--mix", "90/5/6"][..],
             &["--threads", "0"],
             &["--fill", "101"],
+            &["--churn", "101"],
             &["--capacity", "999"],
             &["--duration", "0"],
             &["--json=yes"],

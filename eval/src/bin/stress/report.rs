@@ -18,6 +18,26 @@ pub(crate) struct Tally {
     pub(crate) removes: u64,
     pub(crate) removes_missed: u64,
     pub(crate) false_negatives: u64,
+    /// Of `inserts`, those that added one more copy of a live key (`--churn`).
+    pub(crate) reinserts: u64,
+    /// Of `removes`, those that took such an extra copy.
+    pub(crate) extra_removes: u64,
+}
+
+/// The end of the growth phase: when the last thread entered its churn regime (without
+/// `--grow`, the start of the run).
+pub(crate) struct GrowthEnd {
+    /// Threads that entered their churn regime; the growth phase ended if all did, and the
+    /// other fields are then what the last of them recorded.
+    pub(crate) threads: usize,
+    /// Seconds into the run.
+    pub(crate) at_s: f64,
+    /// Copies the threads held when they entered, summed.
+    pub(crate) held: usize,
+    /// Threads that entered because half the run had passed, short of their share.
+    pub(crate) cut_short: usize,
+    pub(crate) levels: usize,
+    pub(crate) memory: usize,
 }
 
 /// What the summary shows: the options, every thread's tally merged, the filter's counters and
@@ -29,7 +49,15 @@ pub(crate) struct Report {
     pub(crate) stats: Stats,
     pub(crate) load: f64,
     pub(crate) len: usize,
+    /// Distinct keys the threads owned at the end.
     pub(crate) live_keys: usize,
+    /// Extra copies of them (`--churn`) the threads held at the end.
+    pub(crate) extra_copies: usize,
+    /// Threads that both re-inserted a live key and removed such a copy.
+    pub(crate) churn_threads: usize,
+    pub(crate) growth_end: GrowthEnd,
+    /// `memory_usage()` of a filter presized for the capacity.
+    pub(crate) presized_memory: usize,
     pub(crate) buckets: usize,
     pub(crate) memory: usize,
     pub(crate) final_fp_queries: u64,
@@ -63,14 +91,88 @@ impl Report {
         self.tally.false_negatives + self.verify_missed_scalar + self.verify_missed_batch
     }
 
-    pub(crate) fn passed(&self) -> bool {
-        self.false_negatives() == 0
-            && self.tally.removes_missed == 0
-            && self.verify_remove_missed == 0
-            && self.left_after_remove == 0
-            && self.len == self.live_keys
-            // A growable filter is never full.
-            && (!self.opts.grow || self.tally.refused == 0)
+    /// Whether every thread entered its churn regime (the growth phase ended).
+    fn growth_ended(&self) -> bool {
+        self.growth_end.threads == self.opts.threads
+    }
+
+    /// The most levels the filter may have at the end: one more than at the end of the growth.
+    fn levels_max(&self) -> usize {
+        self.growth_end.levels + 1
+    }
+
+    /// The most memory the filter may use at the end: twice a presized filter's, plus 1 MiB.
+    fn memory_max(&self) -> usize {
+        2 * self.presized_memory + MIB
+    }
+
+    /// Whether the churn left the filter's levels and memory within their bounds.
+    fn bounded(&self) -> bool {
+        self.growth_ended()
+            && self.stats.levels <= self.levels_max()
+            && self.memory <= self.memory_max()
+    }
+
+    /// Every failed check, one sentence each; empty if the run passed.
+    pub(crate) fn failures(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.false_negatives() > 0 {
+            out.push(format!(
+                "{} false negatives ({} during the run, {} by contains and {} by contains_batch \
+                 after it)",
+                self.false_negatives(),
+                self.tally.false_negatives,
+                self.verify_missed_scalar,
+                self.verify_missed_batch
+            ));
+        }
+        if self.tally.removes_missed > 0 {
+            out.push(format!("{} removes of owned copies found none", self.tally.removes_missed));
+        }
+        if self.verify_remove_missed > 0 || self.left_after_remove > 0 {
+            out.push(format!(
+                "removing every owned key and extra copy: {} missed, {} left",
+                self.verify_remove_missed, self.left_after_remove
+            ));
+        }
+        if self.len != self.live_keys + self.extra_copies {
+            out.push(format!(
+                "len {} is not the {} owned keys + {} extra copies",
+                self.len, self.live_keys, self.extra_copies
+            ));
+        }
+        // A growable filter is never full.
+        if self.opts.grow && self.tally.refused > 0 {
+            out.push(format!("a growable filter refused {} inserts", self.tally.refused));
+        }
+        if !self.growth_ended() {
+            out.push(format!(
+                "the growth phase never ended: {} of {} threads reached their churn regime",
+                self.growth_end.threads, self.opts.threads
+            ));
+        } else if self.stats.levels > self.levels_max() {
+            out.push(format!(
+                "the churn grew the filter from {} to {} levels (at most {} allowed)",
+                self.growth_end.levels,
+                self.stats.levels,
+                self.levels_max()
+            ));
+        }
+        if self.memory > self.memory_max() {
+            out.push(format!(
+                "memory not bounded: {} at the end > {} (2 x {} presized + 1 MiB)",
+                mib(self.memory),
+                mib(self.memory_max()),
+                mib(self.presized_memory)
+            ));
+        }
+        if self.opts.churn_percent() > 0 && self.churn_threads < self.opts.threads {
+            out.push(format!(
+                "only {} of {} threads both re-inserted a live key and removed its copy",
+                self.churn_threads, self.opts.threads
+            ));
+        }
+        out
     }
 
     /// The expected false-positive rate; for a grown filter, a bound: every level full.
@@ -81,6 +183,31 @@ impl Report {
             8.0 * self.load / 65532.0
         }
     }
+}
+
+const MIB: usize = 1 << 20;
+
+fn mib(bytes: usize) -> String {
+    format!("{:.1} MiB", bytes as f64 / MIB as f64)
+}
+
+/// `text` as a JSON string.
+fn quoted(text: &str) -> String {
+    let mut out = String::from('"');
+    for ch in text.chars() {
+        match ch {
+            '"' | '\\' => {
+                out.push('\\');
+                out.push(ch);
+            }
+            c if c < ' ' => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 fn pct(x: u64, of: u64) -> f64 {
@@ -169,11 +296,39 @@ pub(crate) fn table(r: &Report) -> String {
         (
             "levels",
             format!(
-                "{}{}; {} discarded; {} removes kept their copies",
+                "{}{}; {} discarded; {} removes kept their copies, {} of them still pending",
                 s.levels,
                 if r.opts.grow { " (grown from a thousandth of the capacity)" } else { "" },
                 s.discarded_levels,
-                grouped(s.retained_removals)
+                grouped(s.retained_removals),
+                grouped(s.pending_removals)
+            ),
+        ),
+        (
+            "churn",
+            format!(
+                "{}% of inserts {}: {} re-inserts of live keys, {} removes of their copies, \
+                 {} copies left; on {} of {} threads",
+                r.opts.churn_percent(),
+                if r.opts.grow { "once a thread owns its share" } else { "all run" },
+                grouped(t.reinserts),
+                grouped(t.extra_removes),
+                grouped(r.extra_copies as u64),
+                r.churn_threads,
+                r.opts.threads
+            ),
+        ),
+        ("growth end", growth_end(r)),
+        (
+            "memory bound",
+            format!(
+                "at the end: levels {} (at most {}), memory {} (at most {}: 2 x {} presized + 1 MiB): {}",
+                s.levels,
+                r.levels_max(),
+                mib(r.memory),
+                mib(r.memory_max()),
+                mib(r.presized_memory),
+                if r.bounded() { "ok" } else { "FAIL" }
             ),
         ),
         ("relocations", format!("{} (prefill included)", grouped(s.relocations))),
@@ -193,8 +348,9 @@ pub(crate) fn table(r: &Report) -> String {
         (
             "verification",
             format!(
-                "{} live keys: {} missed by contains, {} by contains_batch",
+                "{} live keys (and {} extra copies): {} missed by contains, {} by contains_batch",
                 grouped(r.live_keys as u64),
+                grouped(r.extra_copies as u64),
                 r.verify_missed_scalar,
                 r.verify_missed_batch
             ),
@@ -202,14 +358,21 @@ pub(crate) fn table(r: &Report) -> String {
         (
             "",
             format!(
-                "len {} = {} owned; removing all: {} missed, {} left",
+                "len {} = {} owned + {} extra copies; removing all: {} missed, {} left",
                 grouped(r.len as u64),
                 grouped(r.live_keys as u64),
+                grouped(r.extra_copies as u64),
                 r.verify_remove_missed,
                 r.left_after_remove
             ),
         ),
-        ("result", if r.passed() { "PASS".into() } else { "FAIL".into() }),
+        (
+            "result",
+            match r.failures() {
+                f if f.is_empty() => "PASS".into(),
+                f => format!("FAIL: {}", f.join("; ")),
+            },
+        ),
     ];
     if r.opts.snapshots {
         let snaps = &r.snapshots;
@@ -235,11 +398,39 @@ pub(crate) fn table(r: &Report) -> String {
     o
 }
 
+/// The growth-end row: when and where the growth phase ended.
+fn growth_end(r: &Report) -> String {
+    let g = &r.growth_end;
+    if !r.growth_ended() {
+        return format!(
+            "never: {} of {} threads reached their churn regime",
+            g.threads, r.opts.threads
+        );
+    }
+    let when = if !r.opts.grow {
+        "at the start (prefilled)".to_string()
+    } else if g.cut_short == 0 {
+        format!("all {} threads owned their share after {:.2} s", r.opts.threads, g.at_s)
+    } else {
+        format!(
+            "after {:.2} s, {} of {} threads short of their share at half the run",
+            g.at_s, g.cut_short, r.opts.threads
+        )
+    };
+    format!(
+        "{when}: {} copies held, levels {}, memory {}",
+        grouped(g.held as u64),
+        g.levels,
+        mib(g.memory)
+    )
+}
+
 pub(crate) fn json(r: &Report) -> String {
     let t = &r.tally;
     let s = &r.stats;
     let rate = |n: u64| n as f64 / r.elapsed / 1e6;
     let paths: Vec<String> = s.insert_paths.iter().map(u64::to_string).collect();
+    let failures = r.failures();
     format!(
         concat!(
             "{{\"threads\":{},\"duration_s\":{:.3},\"mix\":[{},{},{}],\"capacity\":{},",
@@ -252,12 +443,19 @@ pub(crate) fn json(r: &Report) -> String {
             "\"conservative_lookups\":{},\"relocations\":{},\"insert_paths\":[{}],",
             "\"path_retries\":{},\"surplus_removals\":{},\"refused_inserts\":{},",
             "\"grow\":{},\"levels\":{},\"discarded_levels\":{},\"retained_removals\":{},",
+            "\"pending_removals\":{},",
+            "\"churn\":{{\"percent\":{},\"reinserts\":{},\"extra_removes\":{},\"extra_copies_left\":{},",
+            "\"threads\":{}}},",
+            "\"growth_end\":{{\"reached\":{},\"threads\":{},\"s\":{:.3},\"held\":{},\"cut_short_threads\":{},",
+            "\"levels\":{},\"memory_bytes\":{}}},",
+            "\"memory_check\":{{\"levels_end\":{},\"levels_max\":{},\"memory_bytes_end\":{},",
+            "\"presized_memory_bytes\":{},\"memory_bytes_max\":{},\"pass\":{}}},",
             "\"removes_missed\":{},\"false_negatives_run\":{},",
-            "\"verify\":{{\"live_keys\":{},\"missed_contains\":{},\"missed_batch\":{},",
+            "\"verify\":{{\"live_keys\":{},\"extra_copies\":{},\"missed_contains\":{},\"missed_batch\":{},",
             "\"remove_missed\":{},\"left_after_remove\":{}}},",
             "\"snapshots\":{{\"count\":{},\"median_ms\":{:.3},\"p99_ms\":{:.3},\"max_ms\":{:.3},",
             "\"captured_by_writers\":{}}},",
-            "\"false_negatives\":{},\"pass\":{}}}"
+            "\"false_negatives\":{},\"failures\":[{}],\"pass\":{}}}"
         ),
         r.opts.threads,
         r.elapsed,
@@ -293,9 +491,29 @@ pub(crate) fn json(r: &Report) -> String {
         s.levels,
         s.discarded_levels,
         s.retained_removals,
+        s.pending_removals,
+        r.opts.churn_percent(),
+        t.reinserts,
+        t.extra_removes,
+        r.extra_copies,
+        r.churn_threads,
+        r.growth_ended(),
+        r.growth_end.threads,
+        r.growth_end.at_s,
+        r.growth_end.held,
+        r.growth_end.cut_short,
+        r.growth_end.levels,
+        r.growth_end.memory,
+        s.levels,
+        r.levels_max(),
+        r.memory,
+        r.presized_memory,
+        r.memory_max(),
+        r.bounded(),
         t.removes_missed,
         t.false_negatives,
         r.live_keys,
+        r.extra_copies,
         r.verify_missed_scalar,
         r.verify_missed_batch,
         r.verify_remove_missed,
@@ -306,6 +524,7 @@ pub(crate) fn json(r: &Report) -> String {
         r.snapshots.quantile(1.0),
         r.snapshots.captured,
         r.false_negatives(),
-        r.passed()
+        failures.iter().map(|f| quoted(f)).collect::<Vec<_>>().join(","),
+        failures.is_empty()
     )
 }
