@@ -4,7 +4,7 @@ use core::hash::BuildHasher;
 
 use crate::error::BuildError;
 use crate::filter::CuckooFilter;
-use crate::hash::DefaultHashBuilder;
+use crate::hasher::DefaultHashBuilder;
 use crate::levels::{Ceiling, Levels};
 use crate::sizing::{buckets_for, capacity_of};
 use crate::table::{Table, DEFAULT_LOOKUP_RETRIES};
@@ -41,7 +41,7 @@ impl Builder<DefaultHashBuilder> {
             lookup_retries: DEFAULT_LOOKUP_RETRIES,
             huge_pages: true,
             growth: None,
-            hasher: DefaultHashBuilder::default(),
+            hasher: DefaultHashBuilder,
         }
     }
 }

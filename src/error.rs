@@ -166,6 +166,15 @@ pub enum LoadError {
         /// The probe's hash under the hasher given to the load.
         found: u64,
     },
+    /// The snapshot was saved by a build before format version 4, whose default hasher was aHash,
+    /// and is loaded with this build's default hasher, which maps items differently (or, less
+    /// likely, it was saved with another hasher of the caller's). Load it with
+    /// [`AHashBuilder`](crate::AHashBuilder) in a build that hashes as the saving one did (the
+    /// same target and CPU features), or rebuild the filter from its items.
+    OlderDefaultHasher {
+        /// The snapshot's format version (2 or 3).
+        version: u16,
+    },
     /// A header field is out of range or contradicts the rest of the snapshot (for example an
     /// item count larger than the lanes, or not equal to the occupied lanes).
     InconsistentHeader {
@@ -230,6 +239,13 @@ impl fmt::Display for LoadError {
                 f,
                 "cuckoo filter snapshot was saved with a different hasher: expected probe \
                  {probe} to hash to {expected:#018x}, found {found:#018x}"
+            ),
+            Self::OlderDefaultHasher { version } => write!(
+                f,
+                "cuckoo filter snapshot of format version {version} was saved with another \
+                 hasher, most likely the default hasher of builds before format version 4 \
+                 (aHash): load it with AHashBuilder in a build of the same target and CPU \
+                 features as the one that saved it, or rebuild the filter from its items"
             ),
             Self::InconsistentHeader { field, expected, found } => write!(
                 f,

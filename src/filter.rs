@@ -6,7 +6,8 @@ use core::hash::{BuildHasher, Hash};
 use crate::bucket::LANES;
 use crate::builder::Builder;
 use crate::error::InsertError;
-use crate::hash::{self, DefaultHashBuilder};
+use crate::hash;
+use crate::hasher::DefaultHashBuilder;
 use crate::levels::Levels;
 use crate::stats::Stats;
 

@@ -17,8 +17,6 @@
 //! `bucket::UNUSED_WORD`. The alternate bucket is a reflection, `alt(i, f) = (c(f) - i) mod m`,
 //! an involution for every `m`, not only powers of two.
 
-use core::hash::{BuildHasher, Hasher};
-
 /// Where an item lives: its fingerprint and its two candidate buckets (equal for some items).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Slots {
@@ -119,81 +117,6 @@ pub(crate) const fn compose(bucket: usize, fingerprint: u16, buckets: usize) -> 
     // The smallest 48-bit value that fastrange maps to `bucket`.
     let high = ((bucket as u128) << 48).div_ceil(buckets as u128) as u64;
     unmix(high << 16 | fingerprint as u64)
-}
-
-/// The default hasher: aHash with fixed seeds, so an item maps to the same buckets in every
-/// process of the same build.
-///
-/// aHash does not promise the same output across its own versions, or between builds with
-/// different CPU features (for example `target-cpu=native` with AES): only within one build.
-///
-/// # Examples
-///
-/// ```
-/// use std::hash::BuildHasher;
-/// use lockfree_cuckoo::DefaultHashBuilder;
-///
-/// let a = DefaultHashBuilder::default().hash_one("key");
-/// let b = DefaultHashBuilder::default().hash_one("key");
-/// assert_eq!(a, b);
-/// ```
-#[derive(Clone, Debug)]
-pub struct DefaultHashBuilder(ahash::RandomState);
-
-impl Default for DefaultHashBuilder {
-    fn default() -> Self {
-        Self(ahash::RandomState::with_seeds(
-            0x243F_6A88_85A3_08D3,
-            0x1319_8A2E_0370_7344,
-            0xA409_3822_299F_31D0,
-            0x082E_FA98_EC4E_6C89,
-        ))
-    }
-}
-
-impl BuildHasher for DefaultHashBuilder {
-    type Hasher = DefaultHasher;
-
-    #[inline]
-    fn build_hasher(&self) -> DefaultHasher {
-        DefaultHasher(self.0.build_hasher())
-    }
-}
-
-/// The hasher made by [`DefaultHashBuilder`].
-#[derive(Clone, Debug)]
-pub struct DefaultHasher(ahash::AHasher);
-
-impl Hasher for DefaultHasher {
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0.finish()
-    }
-
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        self.0.write(bytes);
-    }
-
-    #[inline]
-    fn write_u64(&mut self, value: u64) {
-        self.0.write_u64(value);
-    }
-
-    #[inline]
-    fn write_usize(&mut self, value: usize) {
-        self.0.write_usize(value);
-    }
-
-    #[inline]
-    fn write_u32(&mut self, value: u32) {
-        self.0.write_u32(value);
-    }
-
-    #[inline]
-    fn write_u8(&mut self, value: u8) {
-        self.0.write_u8(value);
-    }
 }
 
 #[cfg(test)]
@@ -346,15 +269,5 @@ mod tests {
         let expected = pairs as f64 / 65_532.0;
         let ratio = equal as f64 / expected;
         assert!((0.8..1.2).contains(&ratio), "{equal} equal of {pairs} pairs: {ratio:.3}x chance");
-    }
-
-    #[test]
-    fn default_hasher_is_deterministic_across_instances() {
-        let a = DefaultHashBuilder::default();
-        let b = DefaultHashBuilder::default();
-        for k in 0..1000u64 {
-            assert_eq!(a.hash_one(k), b.hash_one(k));
-        }
-        assert_ne!(a.hash_one(1u64), a.hash_one(2u64));
     }
 }

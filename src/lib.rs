@@ -37,6 +37,10 @@
 //!   compare, each holding one of the 65534 fingerprints), at most 0.0135% at full capacity.
 //!   The filter mixes every hash before using it, so this holds for weak hashers too (an
 //!   identity hash of integer keys), as long as distinct items hash differently.
+//! - **Portable snapshots.** The default hasher ([`DefaultHashBuilder`]) is specified in
+//!   `FORMAT.md`: an item hashes the same on every target, with any CPU features and in every
+//!   version, so a snapshot saved by one build loads in another. [`AHashBuilder`] is an opt-in
+//!   for filters that stay in one build.
 //! - **Wait-free lookups**: `contains` finishes in a bounded number of steps whatever other
 //!   threads do. **Lock-free updates**: an `insert` or `remove` retries only when another
 //!   thread's operation made progress, and never waits for a live snapshot
@@ -116,6 +120,7 @@ mod builder;
 mod error;
 mod filter;
 mod hash;
+mod hasher;
 mod levels;
 mod merge;
 mod pending;
@@ -128,7 +133,7 @@ mod table;
 pub use builder::Builder;
 pub use error::{BuildError, InsertError, LoadError, MergeError};
 pub use filter::CuckooFilter;
-pub use hash::{DefaultHashBuilder, DefaultHasher};
+pub use hasher::{AHashBuilder, DefaultHashBuilder, DefaultHasher};
 pub use snapshot::SnapshotInfo;
 pub use stats::Stats;
 

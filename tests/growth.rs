@@ -185,7 +185,8 @@ fn snapshots_and_clones_keep_the_levels_and_keep_growing() {
     let levels = filter.stats().levels;
     assert!(levels > 2);
     let bytes = filter.to_bytes();
-    assert_eq!(&bytes[8..10], [3, 0], "a growable filter writes format version 3");
+    assert_eq!(&bytes[8..10], [4, 0], "format version 4");
+    assert_eq!(bytes[12], 1, "a growable filter sets the level flag");
     let info = filter.write_to(Vec::new()).unwrap();
     assert_eq!(info.bytes, bytes.len() as u64);
     assert_eq!(info.items, 5_000);
@@ -205,8 +206,8 @@ fn snapshots_and_clones_keep_the_levels_and_keep_growing() {
         }
         assert!(other.stats().levels > levels);
     }
-    // A fixed filter still writes version 2.
-    assert_eq!(&CuckooFilter::with_capacity(10).to_bytes()[8..10], [2, 0]);
+    // A fixed filter writes no level block.
+    assert_eq!(&CuckooFilter::with_capacity(10).to_bytes()[8..16], [4, 0, 16, 4, 0, 0, 0, 0]);
 }
 
 #[test]

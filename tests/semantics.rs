@@ -34,11 +34,13 @@ fn inserted_items_are_present_until_removed() {
 
 #[test]
 fn an_item_inserted_k_times_needs_k_removes() {
+    // Four copies: an item fits four times even when its two buckets are one (as "dup"'s are
+    // among this filter's 33 buckets, a chance of 1 in 33), eight times otherwise.
     let filter = CuckooFilter::with_capacity(100);
-    for _ in 0..5 {
+    for _ in 0..4 {
         filter.insert("dup").unwrap();
     }
-    for left in (0..5).rev() {
+    for left in (0..4).rev() {
         assert!(filter.contains("dup"));
         assert!(filter.remove("dup"));
         assert_eq!(filter.len(), left);

@@ -47,6 +47,12 @@ pub enum PersistError {
         /// Why.
         source: LoadError,
     },
+    /// A filter was saved by a server built before the library's snapshot format 4, whose
+    /// hasher (aHash) this build does not share: its items cannot be found here.
+    OlderHasher {
+        /// The filter's name, lossily as text.
+        name: String,
+    },
     /// A name appears twice.
     DuplicateName(String),
     /// The filters together exceed the configured memory maximum.
@@ -63,6 +69,13 @@ impl fmt::Display for PersistError {
             }
             Self::Checksum => f.write_str("the save file's checksum does not match its contents"),
             Self::Filter { name, source } => write!(f, "filter {name:?}: {source}"),
+            Self::OlderHasher { name } => write!(
+                f,
+                "filter {name:?} was saved by an older version of this server, whose hash \
+                 function this version does not share, so its items could not be found; the file \
+                 is left as it is: serve it with the version that saved it, or move it aside to \
+                 start empty and add the items again"
+            ),
             Self::DuplicateName(name) => write!(f, "filter {name:?} appears twice"),
             Self::OutOfMemory => f.write_str("the saved filters exceed --max-memory"),
         }
@@ -195,6 +208,9 @@ pub fn load(store: &Store, path: &Path) -> Result<usize, PersistError> {
         let mut snapshot = (&mut input).take(snapshot_len);
         let filter = CuckooFilter::read_from(&mut snapshot).map_err(|source| match source {
             LoadError::Io(e) if e.kind() == io::ErrorKind::UnexpectedEof => PersistError::Truncated,
+            LoadError::OlderDefaultHasher { .. } => {
+                PersistError::OlderHasher { name: String::from_utf8_lossy(&name).into() }
+            }
             source => PersistError::Filter { name: String::from_utf8_lossy(&name).into(), source },
         })?;
         if snapshot.limit() != 0 {

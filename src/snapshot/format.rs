@@ -11,6 +11,7 @@ use crc::{Crc, Digest, Table, CRC_64_XZ};
 
 use crate::bucket::{self, LANES};
 use crate::error::LoadError;
+use crate::hasher::DefaultHashBuilder;
 use crate::levels::{Ceiling, MAX_LEVELS};
 use crate::table::ScannedWords;
 
@@ -20,20 +21,26 @@ use crate::table::ScannedWords;
 /// and the trailing line feed catches line-ending translation.
 const MAGIC: [u8; 8] = *b"\x89CUCKOO\n";
 
-/// The format version of a fixed filter's snapshot. Version 2 mixes the hash before splitting
-/// it into fingerprint and bucket and reserves the lane value 0xFFFF; a version 1 file maps
-/// items differently, so reading it would answer false negatives.
-const FIXED_VERSION: u16 = 2;
+/// The format version this build writes: version 4, whose default hasher is the specified one
+/// (`FORMAT.md`, "The default hasher"). Its flags say whether a level block follows the header.
+const VERSION: u16 = 4;
 
-/// The format version of a growable filter's snapshot: version 2 and a level block after the
-/// header. Fixed filters still write version 2, which builds before growth read.
+/// The oldest version this build reads. Version 2 is version 4 without a level block (a fixed
+/// filter), version 3 the same with one (a growable filter); both were written by builds whose
+/// default hasher was aHash. Version 1 maps items differently, so reading it would answer false
+/// negatives.
+const OLDEST_VERSION: u16 = 2;
+const FIXED_VERSION: u16 = 2;
 const GROWABLE_VERSION: u16 = 3;
 
-/// Bytes of the level block of version 3 before its bucket counts: the level count, the two
-/// ceilings and the retained removals.
+/// Version 4's flag: a level block follows the header (a growable filter).
+const FLAG_LEVELS: u32 = 1;
+
+/// Bytes of the level block before its bucket counts: the level count, the two ceilings and the
+/// retained removals.
 const LEVEL_BLOCK_LEN: usize = 32;
 
-/// Bits of a fingerprint lane in format version 2.
+/// Bits of a fingerprint lane.
 const FINGERPRINT_BITS: u8 = 16;
 
 /// Bytes before the first bucket word.
@@ -85,9 +92,8 @@ pub(super) const fn snapshot_len(buckets: u64, levels: Option<usize>) -> u64 {
 }
 
 /// Writes a snapshot of `levels`, the words of each level of a filter with `hasher`, oldest
-/// first: version 3 with the level block if the filter is growable (`growth`, with `retained`
-/// fingerprints of removed items), else version 2 of its one level. Returns the item count
-/// written (the occupied lanes).
+/// first, with the level block if the filter is growable (`growth`, with `retained` fingerprints
+/// of removed items). Returns the item count written (the occupied lanes).
 pub(super) fn encode(
     mut w: impl Write,
     levels: &[ScannedWords],
@@ -98,8 +104,8 @@ pub(super) fn encode(
     let items =
         levels.iter().flat_map(ScannedWords::words).map(|w| bucket::occupied(w) as u64).sum();
     let buckets = levels.iter().map(|level| level.len() as u64).sum();
-    let version = if growth.is_some() { GROWABLE_VERSION } else { FIXED_VERSION };
-    let header = encode_header(version, buckets, items, hasher);
+    let flags = if growth.is_some() { FLAG_LEVELS } else { 0 };
+    let header = encode_header(flags, buckets, items, hasher);
     let mut crc = checksum();
     crc.update(&header);
     w.write_all(&header)?;
@@ -123,7 +129,7 @@ pub(super) fn encode(
     Ok(items)
 }
 
-/// The level block of version 3: level count, item ceiling, byte ceiling (0 for none),
+/// The level block: level count, item ceiling, byte ceiling (0 for none),
 /// retained removals, then each level's bucket count, oldest first.
 fn encode_level_block(levels: &[ScannedWords], ceiling: Ceiling, retained: u64) -> Vec<u8> {
     let fields = [levels.len(), ceiling.items.unwrap_or(0), ceiling.bytes.unwrap_or(0)];
@@ -137,17 +143,17 @@ fn encode_level_block(levels: &[ScannedWords], ceiling: Ceiling, retained: u64) 
 }
 
 fn encode_header(
-    version: u16,
+    flags: u32,
     buckets: u64,
     items: u64,
     hasher: &impl BuildHasher,
 ) -> [u8; HEADER_LEN] {
     let mut header = [0u8; HEADER_LEN];
     header[..AT_VERSION].copy_from_slice(&MAGIC);
-    header[AT_VERSION..AT_FINGERPRINT_BITS].copy_from_slice(&version.to_le_bytes());
+    header[AT_VERSION..AT_FINGERPRINT_BITS].copy_from_slice(&VERSION.to_le_bytes());
     header[AT_FINGERPRINT_BITS] = FINGERPRINT_BITS;
     header[AT_LANES] = LANES as u8;
-    // Bytes AT_FLAGS..AT_BUCKETS: flags, all zero in versions 2 and 3.
+    header[AT_FLAGS..AT_BUCKETS].copy_from_slice(&flags.to_le_bytes());
     header[AT_BUCKETS..AT_ITEMS].copy_from_slice(&buckets.to_le_bytes());
     header[AT_ITEMS..AT_PROBES].copy_from_slice(&items.to_le_bytes());
     for (k, probe) in probes(hasher).iter().enumerate() {
@@ -191,9 +197,9 @@ fn checksum() -> Checksum {
 pub(super) struct Decoded {
     /// The bucket words of each level, oldest first, in bucket order.
     pub(super) levels: Vec<Vec<u64>>,
-    /// `Some` for a growable filter's snapshot (version 3).
+    /// `Some` for a growable filter's snapshot (one with a level block).
     pub(super) growth: Option<Ceiling>,
-    /// Fingerprints of removed items among the occupied lanes (version 3; 0 in version 2).
+    /// Fingerprints of removed items among the occupied lanes (0 without a level block).
     pub(super) retained: u64,
 }
 
@@ -212,8 +218,8 @@ pub(super) fn decode(
         return Err(LoadError::BadMagic { found: header[..magic_part].to_vec() });
     }
     let version = u16::from_le_bytes([header[AT_VERSION], header[AT_VERSION + 1]]);
-    if got >= AT_FINGERPRINT_BITS && version != FIXED_VERSION && version != GROWABLE_VERSION {
-        return Err(LoadError::UnsupportedVersion { found: version, supported: GROWABLE_VERSION });
+    if got >= AT_FINGERPRINT_BITS && !(OLDEST_VERSION..=VERSION).contains(&version) {
+        return Err(LoadError::UnsupportedVersion { found: version, supported: VERSION });
     }
     // 2. The whole header.
     if got < HEADER_LEN {
@@ -231,8 +237,15 @@ pub(super) fn decode(
             found: buckets,
         });
     }
-    // 3b. Version 3: the level block, whose bucket counts add up to the header's.
-    let (level_buckets, growth, retained) = if version == GROWABLE_VERSION {
+    // 3b. The level block, whose bucket counts add up to the header's. (Step 6 checks the
+    // other flags; a flipped one fails the checksum first.)
+    let flags = read_flags(&header);
+    let has_levels = match version {
+        FIXED_VERSION => false,
+        GROWABLE_VERSION => true,
+        _ => flags & FLAG_LEVELS != 0,
+    };
+    let (level_buckets, growth, retained) = if has_levels {
         let (level_buckets, ceiling, retained) = read_level_block(&mut r, buckets, &mut crc)?;
         (level_buckets, Some(ceiling), retained)
     } else {
@@ -272,18 +285,13 @@ pub(super) fn decode(
     }
 
     // 6. Header fields, 7. bucket words, 8. probes.
-    check_header(&header, &levels, retained)?;
+    check_header(&header, version, &levels, retained)?;
     check_words(levels.iter().flatten())?;
-    let recorded = (0..PROBES).map(|k| read_u64(&header, AT_PROBES + 8 * k));
-    for (probe, (expected, found)) in recorded.zip(probes(hasher)).enumerate() {
-        if expected != found {
-            return Err(LoadError::HasherMismatch { probe, expected, found });
-        }
-    }
+    check_probes(&header, version, hasher)?;
     Ok(Decoded { levels, growth, retained })
 }
 
-/// Step 3b: reads version 3's level block, feeding its bytes to `crc`; returns each level's
+/// Step 3b: reads the level block, feeding its bytes to `crc`; returns each level's
 /// bucket count, oldest first, the ceiling and the retained removals (checked in step 6).
 fn read_level_block(
     r: &mut impl Read,
@@ -381,6 +389,7 @@ fn read_words(
 /// not that the writer was this crate.
 fn check_header(
     header: &[u8; HEADER_LEN],
+    version: u16,
     levels: &[Vec<u64>],
     retained: u64,
 ) -> Result<(), LoadError> {
@@ -388,16 +397,12 @@ fn check_header(
     if bits != FINGERPRINT_BITS || usize::from(lanes) != LANES {
         return Err(LoadError::UnsupportedLayout { fingerprint_bits: bits, lanes });
     }
-    let flags = u32::from_le_bytes([
-        header[AT_FLAGS],
-        header[AT_FLAGS + 1],
-        header[AT_FLAGS + 2],
-        header[AT_FLAGS + 3],
-    ]);
-    if flags != 0 {
+    let flags = read_flags(header);
+    let known = if version == VERSION { FLAG_LEVELS } else { 0 };
+    if flags & !known != 0 {
         return Err(LoadError::InconsistentHeader {
             field: "flags",
-            expected: "0".into(),
+            expected: if known == 0 { "0".into() } else { format!("no bit but {known:#x}") },
             found: u64::from(flags),
         });
     }
@@ -466,6 +471,32 @@ fn read_full(r: &mut impl Read, buf: &mut [u8]) -> Result<usize, LoadError> {
         }
     }
     Ok(filled)
+}
+
+/// Step 8: the probes under `hasher` against those recorded. A snapshot of a version before 4
+/// refused by the default hasher was most likely written with the default of its time, aHash,
+/// and the error says so.
+fn check_probes(
+    header: &[u8; HEADER_LEN],
+    version: u16,
+    hasher: &impl BuildHasher,
+) -> Result<(), LoadError> {
+    let found = probes(hasher);
+    let recorded = (0..PROBES).map(|k| read_u64(header, AT_PROBES + 8 * k));
+    let Some((probe, expected)) = recorded.enumerate().find(|&(k, expected)| expected != found[k])
+    else {
+        return Ok(());
+    };
+    if version < VERSION && found == probes(&DefaultHashBuilder) {
+        return Err(LoadError::OlderDefaultHasher { version });
+    }
+    Err(LoadError::HasherMismatch { probe, expected, found: found[probe] })
+}
+
+fn read_flags(header: &[u8; HEADER_LEN]) -> u32 {
+    let mut bytes = [0u8; 4];
+    bytes.copy_from_slice(&header[AT_FLAGS..AT_BUCKETS]);
+    u32::from_le_bytes(bytes)
 }
 
 fn read_u64(header: &[u8; HEADER_LEN], at: usize) -> u64 {

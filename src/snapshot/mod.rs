@@ -25,7 +25,7 @@ use std::io::{self, Read, Write};
 use crate::bucket;
 use crate::error::LoadError;
 use crate::filter::CuckooFilter;
-use crate::hash::DefaultHashBuilder;
+use crate::hasher::DefaultHashBuilder;
 use crate::levels::Levels;
 use crate::table::{Table, DEFAULT_LOOKUP_RETRIES};
 
@@ -179,7 +179,9 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// ([`ChecksumMismatch`](LoadError::ChecksumMismatch)), header fields that contradict each
     /// other ([`InconsistentHeader`](LoadError::InconsistentHeader)), a bucket word with a lane no
     /// fingerprint takes ([`ReservedFingerprint`](LoadError::ReservedFingerprint)), a different hasher
-    /// ([`HasherMismatch`](LoadError::HasherMismatch)), a table too large to allocate, or an
+    /// ([`HasherMismatch`](LoadError::HasherMismatch), or
+    /// [`OlderDefaultHasher`](LoadError::OlderDefaultHasher) for an older snapshot under the
+    /// default hasher), a table too large to allocate, or an
     /// error from `r` ([`Io`](LoadError::Io)).
     ///
     /// # Examples
@@ -240,13 +242,13 @@ impl CuckooFilter<DefaultHashBuilder> {
     /// Loads a snapshot saved by a filter with the default hasher; see
     /// [`read_from_with_hasher`](Self::read_from_with_hasher).
     ///
-    /// The default hasher is aHash with fixed seeds. aHash does not promise the same output
-    /// across its own versions, target architectures or CPU features (a build with
-    /// `target-cpu=native` may use AES instructions), so a snapshot is guaranteed to load only
-    /// into a build of the same crate versions for the same target. Elsewhere the load either
-    /// succeeds, if the hashes agree, or fails with [`LoadError::HasherMismatch`]; it never
-    /// yields a filter with false negatives because of a hasher change that the probes see.
-    /// Filters that must move between builds should use a hasher with a specified output.
+    /// The default hasher's output is specified (`FORMAT.md`, "The default hasher"), so a
+    /// snapshot saved with it loads in every build that reads its format version, on every
+    /// target and with every set of CPU features. Snapshots of format versions 2 and 3 were saved
+    /// by builds whose default hasher was aHash: those are refused with
+    /// [`LoadError::OlderDefaultHasher`] (load them with
+    /// [`AHashBuilder`](crate::AHashBuilder) and `read_from_with_hasher` in a build that hashes
+    /// as the saving one did).
     ///
     /// # Errors
     ///
@@ -268,7 +270,7 @@ impl CuckooFilter<DefaultHashBuilder> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn read_from(r: impl Read) -> Result<Self, LoadError> {
-        Self::read_from_with_hasher(r, DefaultHashBuilder::default())
+        Self::read_from_with_hasher(r, DefaultHashBuilder)
     }
 
     /// Loads a snapshot from `bytes` with the default hasher; see
@@ -294,7 +296,7 @@ impl CuckooFilter<DefaultHashBuilder> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, LoadError> {
-        Self::from_bytes_with_hasher(bytes, DefaultHashBuilder::default())
+        Self::from_bytes_with_hasher(bytes, DefaultHashBuilder)
     }
 }
 

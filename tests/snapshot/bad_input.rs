@@ -272,20 +272,34 @@ fn header_fields_at_extremes_are_refused() {
             &|e| matches!(e, LoadError::BadMagic { found } if found[..] == magic),
         );
     }
-    for version in [0u16, 1, 4, 0x0100, u16::MAX] {
+    for version in [0u16, 1, 5, 0x0100, u16::MAX] {
         check(
             "version",
             &|b| b[8..10].copy_from_slice(&version.to_le_bytes()),
-            &|e| matches!(e, LoadError::UnsupportedVersion { found, supported: 3 } if *found == version),
+            &|e| matches!(e, LoadError::UnsupportedVersion { found, supported: 4 } if *found == version),
         );
     }
-    // A fixed filter's words under a growable filter's version: the first words read as the
-    // level block, which cannot add up.
+    // A fixed filter's words under a growable filter's version, or with version 4's flag of a
+    // level block: the first words read as the level block, which cannot add up.
     check(
         "version 3 without a level block",
         &|b| b[8..10].copy_from_slice(&3u16.to_le_bytes()),
         &|e| matches!(e, LoadError::InconsistentHeader { .. } | LoadError::Truncated { .. }),
     );
+    check("the level flag without a level block", &|b| b[12] = 1, &|e| {
+        matches!(e, LoadError::InconsistentHeader { .. } | LoadError::Truncated { .. })
+    });
+    // Version 2 defines no flags at all, not even version 4's level flag.
+    for flag in [1u8, 2] {
+        check(
+            "a flag in version 2",
+            &|b| {
+                b[8..10].copy_from_slice(&2u16.to_le_bytes());
+                b[12] = flag;
+            },
+            &|e| matches!(e, LoadError::InconsistentHeader { field: "flags", found, .. } if *found == u64::from(flag)),
+        );
+    }
     for (bits, lanes) in
         [(0u8, 4u8), (8, 4), (32, 4), (255, 4), (16, 0), (16, 2), (16, 8), (16, 255)]
     {
@@ -294,7 +308,7 @@ fn header_fields_at_extremes_are_refused() {
                 if (*fingerprint_bits, *l) == (bits, lanes))
         });
     }
-    for flags in [1u32, 0x8000_0000, u32::MAX] {
+    for flags in [2u32, 0x8000_0000, u32::MAX - 1] {
         check(
             "flags",
             &|b| b[12..16].copy_from_slice(&flags.to_le_bytes()),

@@ -1,22 +1,42 @@
-//! The committed golden snapshot `tests/data/golden-v2.bin` must keep loading, with the same
-//! contents: a change to the format, the checksum, the probe keys or the mapping from hashes to
-//! buckets and fingerprints breaks every saved filter, and fails here first.
+//! The committed golden snapshots must keep loading, with the same contents: a change to the
+//! format, the checksum, the probe keys, the default hasher or the mapping from hashes to buckets
+//! and fingerprints breaks every saved filter, and fails here first.
 //!
-//! The file was written by [`write_golden_file`] (see `FORMAT.md`). The version 1 file
+//! `tests/data/golden-v2.bin` (a fixed filter) and `golden-v3.bin` (a growable filter of three
+//! levels) were saved under the [`Fnv`] hasher by builds of those format versions; they load and
+//! save back as version 4 with only the version and flags changed. The version 1 file
 //! `tests/data/golden-v1.bin`, from the same filter before the hash was mixed, must be refused:
-//! it maps items differently, so loading it would answer false negatives. The version 3 file
-//! `tests/data/golden-v3.bin`, a growable filter of three levels, was written by
-//! [`write_growable_golden_file`] and must load the same way.
+//! it maps items differently, so loading it would answer false negatives. `golden-v4.bin` and
+//! `golden-v4-growable.bin` are the same two filters under the default hasher, written by
+//! [`write_golden_file`] and [`write_growable_golden_file`] (see `FORMAT.md`): they pin the
+//! default hasher's output along with the format.
 
+use std::hash::BuildHasher;
 use std::path::PathBuf;
 
-use lockfree_cuckoo::{CuckooFilter, LoadError};
+use lockfree_cuckoo::{AHashBuilder, CuckooFilter, LoadError};
 
 use crate::common::{self, Fnv};
 
 const GOLDEN: &[u8] = include_bytes!("../data/golden-v2.bin");
 const GOLDEN_V1: &[u8] = include_bytes!("../data/golden-v1.bin");
 const GOLDEN_V3: &[u8] = include_bytes!("../data/golden-v3.bin");
+const GOLDEN_V4: &[u8] = include_bytes!("../data/golden-v4.bin");
+const GOLDEN_V4_GROWABLE: &[u8] = include_bytes!("../data/golden-v4-growable.bin");
+
+/// The probes of a snapshot under the default hasher (`FORMAT.md`, "The default hasher").
+const DEFAULT_PROBES: [u64; 4] =
+    [0x243F_6A88_85A3_08D3, 0x251C_2FEF_0C08_C53C, 0xE724_126C_7C43_CAEC, 0x243F_6A88_7A5C_F72C];
+
+/// `bytes`, an older version's snapshot, as this build saves the same filter: version 4, with
+/// the level flag for a growable filter, and the checksum recomputed. Nothing else changes.
+fn as_version_4(bytes: &[u8], growable: bool) -> Vec<u8> {
+    let mut bytes = bytes.to_vec();
+    bytes[8..10].copy_from_slice(&4u16.to_le_bytes());
+    bytes[12] = u8::from(growable);
+    common::reseal(&mut bytes);
+    bytes
+}
 
 /// Buckets of the golden filter.
 const GOLDEN_BUCKETS: usize = 32;
@@ -40,11 +60,11 @@ fn golden_removed() -> impl Iterator<Item = u64> {
 /// A string inserted three times into the golden filter.
 const GOLDEN_DUP: &str = "three times";
 
-/// The filter whose snapshot is `tests/data/golden-v2.bin` (and, written by a version 1 build,
-/// `golden-v1.bin`): 32 buckets, the [`Fnv`] hasher,
+/// The filter whose snapshot is `tests/data/golden-v2.bin` under [`Fnv`] (and, written by a
+/// version 1 build, `golden-v1.bin`), and `golden-v4.bin` under the default hasher: 32 buckets,
 /// single-threaded and therefore deterministic.
-fn golden_filter() -> CuckooFilter<Fnv> {
-    let filter = CuckooFilter::builder().bucket_count(GOLDEN_BUCKETS).hasher(Fnv).build();
+fn golden_filter<S: BuildHasher>(hasher: S) -> CuckooFilter<S> {
+    let filter = CuckooFilter::builder().bucket_count(GOLDEN_BUCKETS).hasher(hasher).build();
     for k in 0..110u64 {
         filter.insert(&k).expect("the golden filter fits");
     }
@@ -108,15 +128,24 @@ fn golden_v2_loads_with_its_contents() {
 }
 
 #[test]
-fn golden_v2_saves_back_byte_for_byte() {
+fn golden_v2_saves_back_as_version_4_with_the_same_words() {
     let filter = CuckooFilter::from_bytes_with_hasher(GOLDEN, Fnv).unwrap();
-    assert_eq!(filter.to_bytes(), GOLDEN);
+    assert_eq!(filter.to_bytes(), as_version_4(GOLDEN, false));
+    assert_eq!(golden_filter(Fnv).to_bytes(), as_version_4(GOLDEN, false));
 }
 
 #[test]
 fn golden_v2_refuses_another_hasher() {
-    let err = CuckooFilter::from_bytes(GOLDEN).unwrap_err();
+    let err = CuckooFilter::from_bytes_with_hasher(GOLDEN, AHashBuilder::default()).unwrap_err();
     assert!(matches!(err, LoadError::HasherMismatch { probe: 0, .. }), "{err}");
+    // Under the default hasher, the error names the likeliest cause: the older default.
+    for err in [
+        CuckooFilter::from_bytes(GOLDEN).unwrap_err(),
+        CuckooFilter::from_bytes(GOLDEN_V3).unwrap_err(),
+    ] {
+        assert!(matches!(err, LoadError::OlderDefaultHasher { version: 2 | 3 }), "{err}");
+        assert!(err.to_string().contains("AHashBuilder"), "{err}");
+    }
 }
 
 #[test]
@@ -126,37 +155,39 @@ fn golden_v1_is_refused_as_an_unsupported_version() {
     let streamed = CuckooFilter::read_from_with_hasher(GOLDEN_V1, Fnv);
     for result in [loaded, streamed] {
         let err = result.unwrap_err();
-        assert!(matches!(err, LoadError::UnsupportedVersion { found: 1, supported: 3 }), "{err:?}");
+        assert!(matches!(err, LoadError::UnsupportedVersion { found: 1, supported: 4 }), "{err:?}");
         assert_eq!(
             err.to_string(),
-            "unsupported cuckoo filter snapshot format version: expected 2 to 3 (the versions \
+            "unsupported cuckoo filter snapshot format version: expected 2 to 4 (the versions \
              this build reads), found 1"
         );
     }
 }
 
-/// Writes the golden file of the current format version, built by [`golden_filter`], to the path
-/// in `LFC_GOLDEN_OUT` (by default a scratch file under `target/`), and checks that it loads
-/// with its contents. Write a committed file only together with a new format version, and keep
-/// the old ones:
+/// The path in `LFC_GOLDEN_OUT`, by default a scratch file `name` under `target/`.
+fn golden_out(name: &str) -> PathBuf {
+    std::env::var_os("LFC_GOLDEN_OUT")
+        .map_or_else(|| PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name), PathBuf::from)
+}
+
+/// Writes the golden file of the current format version, built by [`golden_filter`] under the
+/// default hasher, to [`golden_out`], and checks that it loads with its contents. Write a
+/// committed file only together with a new format version, and keep the old ones:
 ///
 /// ```sh
-/// LFC_GOLDEN_OUT=tests/data/golden-v3.bin cargo test --test snapshot -- --ignored write_golden_file
+/// LFC_GOLDEN_OUT=tests/data/golden-v4.bin cargo test --test snapshot -- --ignored write_golden_file
 /// ```
 #[test]
 #[ignore = "writes a file; run by hand to make the golden file of a new format version"]
 fn write_golden_file() {
-    let path = std::env::var_os("LFC_GOLDEN_OUT").map_or_else(
-        || PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("golden-v2.bin"),
-        PathBuf::from,
-    );
-    let filter = golden_filter();
+    let path = golden_out("golden-v4.bin");
+    let filter = golden_filter(lockfree_cuckoo::DefaultHashBuilder);
     let bytes = filter.to_bytes();
     std::fs::write(&path, &bytes).expect("golden file written");
     println!("wrote {} bytes, {} items, to {}", bytes.len(), filter.len(), path.display());
 
     let loaded = std::fs::read(&path).expect("golden file read back");
-    let loaded = CuckooFilter::from_bytes_with_hasher(&loaded, Fnv).expect("golden file loads");
+    let loaded = CuckooFilter::from_bytes(&loaded).expect("golden file loads");
     assert_eq!(loaded.len(), 102);
     assert!(golden_present().all(|k| loaded.contains(&k)));
     assert!(golden_removed().all(|k| !loaded.contains(&k)));
@@ -170,14 +201,15 @@ const GOLDEN_V3_CEILING: usize = 1_000;
 /// once: the remove finds it in two levels and keeps both copies.
 const GOLDEN_REPEAT: &str = "before and after";
 
-/// The filter whose snapshot is `tests/data/golden-v3.bin`: 8 buckets growing up to a capacity
-/// of 1,000 items, the [`Fnv`] hasher, three levels after its inserts, one retained removal;
-/// single-threaded and therefore deterministic.
-fn golden_growable_filter() -> CuckooFilter<Fnv> {
+/// The filter whose snapshot is `tests/data/golden-v3.bin` under [`Fnv`] and
+/// `golden-v4-growable.bin` under the default hasher: 8 buckets growing up to a capacity of 1,000
+/// items, three levels after its inserts, one retained removal; single-threaded and therefore
+/// deterministic.
+fn golden_growable_filter<S: BuildHasher>(hasher: S) -> CuckooFilter<S> {
     let filter = CuckooFilter::builder()
         .bucket_count(GOLDEN_V3_LEVELS[0])
         .max_capacity(GOLDEN_V3_CEILING)
-        .hasher(Fnv)
+        .hasher(hasher)
         .build();
     filter.insert(GOLDEN_REPEAT).expect("the golden filter has room");
     for k in 0..300u64 {
@@ -247,30 +279,69 @@ fn golden_v3_loads_with_its_contents_and_ceiling() {
 }
 
 #[test]
-fn golden_v3_saves_back_byte_for_byte() {
+fn golden_v3_saves_back_as_version_4_with_the_same_words() {
     let filter = CuckooFilter::from_bytes_with_hasher(GOLDEN_V3, Fnv).unwrap();
-    assert_eq!(filter.to_bytes(), GOLDEN_V3);
-    assert_eq!(golden_growable_filter().to_bytes(), GOLDEN_V3);
+    assert_eq!(filter.to_bytes(), as_version_4(GOLDEN_V3, true));
+    assert_eq!(golden_growable_filter(Fnv).to_bytes(), as_version_4(GOLDEN_V3, true));
 }
 
-/// [`write_golden_file`] for the growable filter of format version 3, [`golden_growable_filter`]:
+/// [`write_golden_file`] for the growable filter, [`golden_growable_filter`] under the default
+/// hasher:
 ///
 /// ```sh
-/// LFC_GOLDEN_OUT=tests/data/golden-v3.bin cargo test --test snapshot -- --ignored write_growable_golden_file
+/// LFC_GOLDEN_OUT=tests/data/golden-v4-growable.bin cargo test --test snapshot -- --ignored write_growable_golden_file
 /// ```
 #[test]
 #[ignore = "writes a file; run by hand to make the golden file of a new format version"]
 fn write_growable_golden_file() {
-    let path = std::env::var_os("LFC_GOLDEN_OUT").map_or_else(
-        || PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("golden-v3.bin"),
-        PathBuf::from,
-    );
-    let filter = golden_growable_filter();
+    let path = golden_out("golden-v4-growable.bin");
+    let filter = golden_growable_filter(lockfree_cuckoo::DefaultHashBuilder);
     assert_eq!(filter.stats().levels, GOLDEN_V3_LEVELS.len());
     let bytes = filter.to_bytes();
     std::fs::write(&path, &bytes).expect("golden file written");
     println!("wrote {} bytes, {} items, to {}", bytes.len(), filter.len(), path.display());
     let loaded = std::fs::read(&path).expect("golden file read back");
-    let loaded = CuckooFilter::from_bytes_with_hasher(&loaded, Fnv).expect("golden file loads");
+    let loaded = CuckooFilter::from_bytes(&loaded).expect("golden file loads");
     assert!(golden_keys(300, false).all(|k| loaded.contains(&k)));
+}
+
+#[test]
+fn golden_v4_files_are_as_specified_and_load_under_the_default_hasher() {
+    for (bytes, growable) in [(GOLDEN_V4, false), (GOLDEN_V4_GROWABLE, true)] {
+        assert_eq!(&bytes[8..10], [4, 0], "format version 4, little-endian");
+        assert_eq!(&bytes[12..16], [u8::from(growable), 0, 0, 0], "flags: the level block");
+        let probes: Vec<u64> = (0..4)
+            .map(|k| u64::from_le_bytes(bytes[32 + 8 * k..40 + 8 * k].try_into().unwrap()))
+            .collect();
+        assert_eq!(probes, DEFAULT_PROBES, "the default hasher's probes");
+        let end = bytes.len() - 8;
+        assert_eq!(
+            u64::from_le_bytes(bytes[end..].try_into().unwrap()),
+            common::crc64(&bytes[..end])
+        );
+    }
+    // The same filters as the Fnv files, under another hasher: the same layout and lengths.
+    assert_eq!(GOLDEN_V4.len(), GOLDEN.len());
+    assert_eq!(GOLDEN_V4_GROWABLE.len(), GOLDEN_V3.len());
+
+    let fixed = CuckooFilter::from_bytes(GOLDEN_V4).expect("golden file loads");
+    assert_eq!((fixed.bucket_count(), fixed.len()), (GOLDEN_BUCKETS, 102));
+    assert!(golden_present().all(|k| fixed.contains(&k)), "a key was lost");
+    assert!(golden_removed().all(|k| !fixed.contains(&k)), "a removed key is present");
+    assert_eq!(fixed.count(GOLDEN_DUP), 3);
+    assert_eq!(fixed.to_bytes(), GOLDEN_V4);
+    assert_eq!(golden_filter(lockfree_cuckoo::DefaultHashBuilder).to_bytes(), GOLDEN_V4);
+
+    let grown = CuckooFilter::from_bytes(GOLDEN_V4_GROWABLE).expect("golden file loads");
+    assert_eq!(grown.stats().levels, GOLDEN_V3_LEVELS.len());
+    assert!(grown.contains(GOLDEN_REPEAT));
+    assert!(golden_keys(300, false).all(|k| grown.contains(&k)), "a key was lost");
+    assert!(golden_keys(300, true).all(|k| !grown.contains(&k)), "a removed key is present");
+    assert_eq!(grown.to_bytes(), GOLDEN_V4_GROWABLE);
+    let rebuilt = golden_growable_filter(lockfree_cuckoo::DefaultHashBuilder);
+    assert_eq!(rebuilt.to_bytes(), GOLDEN_V4_GROWABLE);
+
+    // Another hasher cannot read them.
+    let err = CuckooFilter::from_bytes_with_hasher(GOLDEN_V4, Fnv).unwrap_err();
+    assert!(matches!(err, LoadError::HasherMismatch { probe: 0, .. }), "{err}");
 }

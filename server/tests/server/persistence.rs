@@ -141,3 +141,19 @@ fn a_damaged_save_file_stops_the_start() {
     assert!(c.call(&["SAVE"]).starts_with("-ERR saving to "));
     assert_eq!(c.call(&["PING"]), "+PONG\r\n");
 }
+
+/// A save file written by the server before the library's default hasher was specified (format
+/// version 2 snapshots under aHash; `tests/data/before-format-4.save`, a filter "fixed" of 50
+/// items): refused with a message that says why and what to do, and left untouched, never
+/// loaded with its items unfindable.
+#[test]
+fn a_save_file_of_the_older_hasher_is_refused_and_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("filters.save");
+    let old = include_bytes!("../data/before-format-4.save");
+    std::fs::write(&path, old).unwrap();
+    let error = Server::try_start(dir.path(), &[]).err().expect("started on an older save file");
+    assert!(error.contains("filter \"fixed\" was saved by an older version"), "{error}");
+    assert!(error.contains("move it aside"), "{error}");
+    assert_eq!(std::fs::read(&path).unwrap(), old, "the save file was changed");
+}
