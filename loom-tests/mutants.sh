@@ -109,7 +109,7 @@ stripe_by_first_bucket() {
 }
 # Every lookup attempt: the straight-line first one and the retries.
 reader_first_load_relaxed() {
-    mutate contains 1 "version.load(Ordering::Acquire)" "version.load(Ordering::Relaxed)"
+    mutate contains_at 1 "version.load(Ordering::Acquire)" "version.load(Ordering::Relaxed)"
     mutate contains_retry 1 "version.load(Ordering::Acquire)" "version.load(Ordering::Relaxed)"
 }
 take_validated_first_load_relaxed() {
@@ -129,7 +129,7 @@ removal_cas_relaxed() {
     mutate take 1 "                Ordering::Acquire," "                Ordering::Relaxed,"
 }
 reader_bucket_loads_relaxed() {
-    mutate contains 2 "].load(Ordering::Acquire)" "].load(Ordering::Relaxed)"
+    mutate contains_at 2 "}.load(Ordering::Acquire)" "}.load(Ordering::Relaxed)"
     mutate holds 1 "load(Ordering::Acquire)" "load(Ordering::Relaxed)"
 }
 surplus_unvalidated() {
@@ -199,7 +199,7 @@ cas_expects_current() {
 }
 # Lookups that read only the newest level.
 lookup_newest_only() {
-    mutate_levels contains 1 "tables.any(|table|" "tables.take(0).any(|table|"
+    mutate_levels contains_grown 1 "tables.any(|table|" "tables.take(0).any(|table|"
 }
 # A remove that takes a copy from the newest level holding one, even when another level holds
 # one too.
@@ -208,7 +208,7 @@ remove_takes_first_match() {
 }
 # An insert that stores into the newest level whatever level holds the item's copies.
 insert_ignores_home() {
-    mutate_levels home_of 1 "u32::from(t.may_hold(slots_in(t, mixed)))" "u32::from(false && t.may_hold(slots_in(t, mixed)))"
+    mutate_levels home_of 1 "u32::from(t.may_hold(t.slots(mixed)))" "u32::from(false && t.may_hold(t.slots(mixed)))"
 }
 # A pending removal recorded without Release, or claimed without Acquire.
 register_relaxed() {

@@ -120,7 +120,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
         let mixed_at = |i: usize| self.mixed_of(&items[i]);
         if levels.growth().is_none() {
             let table = levels.first();
-            let slots_at = |i| hash::mixed_slots(mixed_at(i), table.bucket_count());
+            let slots_at = |i| table.slots(mixed_at(i));
             return pipelined(
                 items.len(),
                 slots_at,
@@ -144,13 +144,14 @@ impl<S: BuildHasher> CuckooFilter<S> {
 #[inline]
 fn lookups(levels: &Levels, mixed_at: impl Fn(usize) -> u64, out: &mut [bool]) {
     if let Some(table) = levels.single() {
-        let slots_at = |i| hash::mixed_slots(mixed_at(i), table.bucket_count());
+        let slots_at = |i| table.slots(mixed_at(i));
         pipelined(
             out.len(),
             slots_at,
             |s| table.prefetch(s),
             |i, slots| {
-                out[i] = table.contains(slots);
+                // SAFETY: `slots_at` takes the slots from this table's `slots`.
+                out[i] = unsafe { table.contains_at(slots) };
                 true
             },
         );

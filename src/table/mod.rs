@@ -99,7 +99,7 @@ pub(crate) use scan::ScannedWords;
 
 use crate::bucket::{self, LANES};
 use crate::error::{BuildError, InsertError};
-use crate::hash::Slots;
+use crate::hash::{self, Slots};
 use crate::stats::{Counters, Event, Stats};
 use crate::sync::{self, load_for_update, reload_for_update, AtomicU64, Ordering};
 
@@ -238,26 +238,55 @@ impl Table {
     /// The version stripe of the pair `{i, j}` (invariant 5).
     #[inline]
     fn version(&self, i: usize, j: usize) -> &AtomicU64 {
-        &self.versions[i.min(j) & (self.versions.len() - 1)]
+        let stripe = i.min(j) & (self.versions.len() - 1);
+        // SAFETY: the stripe count is a power of two (`version_stripes`), so the mask keeps the
+        // index below it: no bounds check on a lookup's path.
+        unsafe { self.versions.get_unchecked(stripe) }
     }
 
-    /// Whether the item is present: wait-free, at most `lookup_retries + 1` validated reads.
+    /// The slots of the item whose mixed hash is `mixed` in this table: both buckets below
+    /// [`bucket_count`](Self::bucket_count), as `hash::index` and `hash::alt_index` stay below the
+    /// count they are given. [`contains_at`](Self::contains_at) relies on it.
     #[inline]
-    pub(crate) fn contains(&self, slots: Slots) -> bool {
-        let version = self.version(slots.first, slots.second);
+    pub(crate) fn slots(&self, mixed: u64) -> Slots {
+        hash::mixed_slots(mixed, self.buckets.len())
+    }
+
+    /// Whether the item whose mixed hash is `mixed` is present: wait-free, at most
+    /// `lookup_retries + 1` validated reads.
+    #[inline]
+    pub(crate) fn contains(&self, mixed: u64) -> bool {
+        let slots = self.slots(mixed);
+        // SAFETY: `slots` comes from this table's `slots`.
+        unsafe { self.contains_at(slots) }
+    }
+
+    /// [`contains`](Self::contains) for the item's slots, computed beforehand (a batch computes
+    /// them to prefetch its buckets).
+    ///
+    /// # Safety
+    ///
+    /// `slots` must come from this table's [`slots`](Self::slots): the lookup indexes the table
+    /// and its stripes without bounds checks.
+    #[inline]
+    pub(crate) unsafe fn contains_at(&self, slots: Slots) -> bool {
+        debug_assert!(slots.first.max(slots.second) < self.buckets.len());
         // The first attempt is straight-line code: both buckets are loaded unconditionally (a
         // one-bucket item loads its bucket twice) and a match is a value, not a branch, so a
         // lookup in a table larger than the cache issues both loads at once and the CPU
         // overlaps them with the next lookups' loads. The retries are out of line. The slice
         // is taken first so that its address and length stay in registers across the Acquire
-        // loads.
+        // loads. No index is bounds-checked: three compares and branches of a lookup's 60-odd
+        // instructions.
         let buckets = &*self.buckets;
+        let version = self.version(slots.first, slots.second);
         // Acquire: pairs with the AcqRel announcement bumps (see the lemma).
         let before = version.load(Ordering::Acquire);
+        // SAFETY (both): the buckets are below the bucket count, by the caller's contract.
         // Acquire: pairs with the release removal CAS in `take` (and every later CAS in its
         // release sequence), so seeing a removal also shows the bump announcing it.
-        let first = buckets[slots.first].load(Ordering::Acquire);
-        let second = buckets[slots.second].load(Ordering::Acquire);
+        let first = unsafe { buckets.get_unchecked(slots.first) }.load(Ordering::Acquire);
+        let second = unsafe { buckets.get_unchecked(slots.second) }.load(Ordering::Acquire);
         let found = bucket::contains(first, slots.fingerprint)
             | bucket::contains(second, slots.fingerprint);
         // Relaxed: the Acquire bucket loads above keep this load after them. (Also read on a
