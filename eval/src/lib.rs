@@ -4,9 +4,11 @@
 //!
 //! The binaries (`src/bin/`): `stress` (the concurrency stress run, `cargo stress`), `paper`
 //! (the cuckoo filter paper's evaluation, `cargo paper`; see `PAPER.md`), `peers` (space,
-//! false-positive rate and one-shot fill and remove rates of every peer), `dram` (one thread
-//! against a DRAM-sized table: fills, lookups and removes of every peer in tight loops, beside
-//! the two-read and one-CAS floors) and `lookup_cost` (a fixed number of lookups for
+//! false-positive rate and one-shot fill and remove rates of every peer), `tight` (one thread
+//! against a cache-sized and a DRAM-sized table: fills, lookups and removes of every peer in
+//! tight loops, beside the two-read and one-CAS floors; `paired.sh` runs it for two revisions of
+//! the crate in turns), `portable` (a snapshot saved by one build and checked by another),
+//! `churn` and `grow` (growable filters) and `lookup_cost` (a fixed number of operations for
 //! profilers). The criterion benchmarks are `benches/filter.rs`
 //! (`cargo bench -p lockfree-cuckoo-eval`). `BENCHMARKS.md` describes them all.
 

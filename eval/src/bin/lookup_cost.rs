@@ -1,12 +1,19 @@
-//! A fixed number of lookups through one peer, for profilers: under
+//! A fixed number of lookups (or inserts, or removes) through one peer, for profilers: under
 //! `valgrind --tool=callgrind`, the instruction count of a run with `--lookups N` minus that of a
-//! run with `--lookups 0` is the cost of N lookups. Without a profiler it prints ns per lookup.
+//! run with `--lookups 0` is the cost of N operations. Without a profiler it prints ns per
+//! operation.
 //!
 //! ```text
 //! cargo build --release -p lockfree-cuckoo-eval --bin lookup_cost
 //! valgrind --tool=callgrind target/release/lookup_cost --peer ours --lookups 1000000
 //! valgrind --tool=callgrind target/release/lookup_cost --peer ours --lookups 0
+//! valgrind --tool=callgrind target/release/lookup_cost --operation insert --lookups 50000
 //! ```
+//!
+//! With `--operation insert`, the filter is filled with the first `--items - --lookups` keys
+//! before the count starts, and the operations insert the rest, up to capacity; with
+//! `--operation remove`, they remove the first `--lookups` keys of the full filter. Both are
+//! measured for `ours` and `cf-ahash`; their baseline is the same run with `--baseline`.
 //!
 //! Peers (`--peer`): `ours`, `ours-batch`, `floor`, `floor-batch`, `cf-ahash`, `acf`. The filter
 //! holds `--items` keys (default 58,000, cache-resident; 30,000,000 and up for DRAM); the queries
@@ -31,9 +38,23 @@ struct Args {
     /// Keys the filter holds (58,000: cache-resident; 30,000,000 and up: DRAM)
     #[arg(long, value_name = "N", default_value = "58000", value_parser = positive)]
     items: usize,
-    /// Lookups to run (0: build and fill only, the baseline to subtract)
+    /// Operations to run (0: build and fill only, the baseline to subtract)
     #[arg(long, value_name = "N", default_value = "1000000", value_parser = number::<usize>)]
     lookups: usize,
+    /// The operation counted
+    #[arg(long, value_enum, default_value = "contains")]
+    operation: Operation,
+    /// Prepare as for `--lookups`, but run none of the counted inserts or removes (their
+    /// baseline to subtract)
+    #[arg(long)]
+    baseline: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Operation {
+    Contains,
+    Insert,
+    Remove,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -59,8 +80,49 @@ fn positive(text: &str) -> Result<usize, String> {
     }
 }
 
+/// Times `op` on each of `keys` and prints it.
+fn timed(name: &str, keys: std::ops::Range<u64>, mut op: impl FnMut(u64) -> bool) {
+    let count = keys.end - keys.start;
+    let start = Instant::now();
+    let failed = keys.filter(|&i| !op(key(PRESENT, i))).count();
+    let ns = start.elapsed().as_secs_f64() * 1e9 / count.max(1) as f64;
+    println!("{name}: {count} operations, {failed} failed, {ns:.1} ns an operation");
+}
+
 fn main() {
-    let Args { peer, items, lookups } = Args::parse();
+    let Args { peer, items, lookups, operation, baseline } = Args::parse();
+    if operation != Operation::Contains {
+        let n = lookups.min(items) as u64;
+        let items = items as u64;
+        let (before, counted) = match operation {
+            Operation::Insert => (0..items - n, items - n..items),
+            _ => (0..items, 0..n),
+        };
+        let counted = if baseline { 0..0 } else { counted };
+        let remove = operation == Operation::Remove;
+        match peer {
+            Peer::Ours => {
+                let f = peers::Ours::new(items as usize);
+                black_box(before.filter(|&i| f.0.insert(&key(PRESENT, i)).is_err()).count());
+                if remove {
+                    timed("remove", counted, |k| f.0.remove(&k));
+                } else {
+                    timed("insert", counted, |k| f.0.insert(&k).is_ok());
+                }
+            }
+            Peer::CfAhash => {
+                let mut f = peers::CfAhash::new(items as usize);
+                black_box(before.filter(|&i| !f.insert(key(PRESENT, i))).count());
+                if remove {
+                    timed("remove", counted, |k| f.remove(k));
+                } else {
+                    timed("insert", counted, |k| f.insert(k));
+                }
+            }
+            _ => panic!("--operation insert and remove measure ours and cf-ahash"),
+        }
+        return;
+    }
     let name = peer.to_possible_value().expect("no variant is skipped");
     let name = name.get_name();
     // Built and filled whatever the lookup count, so that a `--lookups 0` run measures setup.

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Two builds of the crate, paired: builds the tight-loop tool (src/bin/tight.rs) against this
+# checkout's crate and against the crate at REV, once in the release profile and once with
+# lto = "fat" and codegen-units = 1, and runs each pair of builds in turns.
+#
+#   eval/paired.sh REV [flags of the tool]     e.g. eval/paired.sh HEAD~1 --items 50000 --rounds 7
+#
+# The other revision's crate gets this checkout's eval sources (the tool uses only API that
+# every revision since the first benchmarks has) and this checkout's Cargo.lock, in
+# target/paired/, so the two builds differ in the crate alone.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ $# -lt 1 ]; then
+  echo "usage: eval/paired.sh REV [flags of the tight tool]" >&2
+  exit 2
+fi
+rev="$(git rev-parse --short "$1")"
+shift
+work="$PWD/target/paired/$rev"
+rm -rf "$work/crate" "$work/eval"
+mkdir -p "$work/crate" "$work/eval"
+git archive "$rev" | tar -x -C "$work/crate"
+cp -r eval/Cargo.toml eval/src eval/benches "$work/eval/"
+cp Cargo.lock "$work/eval/"
+# The copy depends on the other revision's crate and is a workspace of its own.
+sed -i 's|^lockfree-cuckoo = { path = ".." }|lockfree-cuckoo = { path = "../crate" }|' \
+  "$work/eval/Cargo.toml"
+printf '\n[workspace]\n' >>"$work/eval/Cargo.toml"
+
+lto=(env CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1)
+build() { # target dir, manifest, then the profile's environment
+  local target="$1" manifest="$2"
+  shift 2
+  "$@" CARGO_TARGET_DIR="$target" cargo build -q --release --bin tight \
+    --manifest-path "$manifest"
+}
+build target/release-paired eval/Cargo.toml env
+build "$work/target" "$work/eval/Cargo.toml" env
+build target/lto-paired eval/Cargo.toml "${lto[@]}"
+build "$work/target-lto" "$work/eval/Cargo.toml" "${lto[@]}"
+
+echo "## Release profile: this checkout against $rev"
+target/release-paired/release/tight --against "$work/target/release/tight" "$@"
+echo
+echo '## lto = "fat", codegen-units = 1: this checkout against '"$rev"
+target/lto-paired/release/tight --against "$work/target-lto/release/tight" "$@"
