@@ -460,6 +460,22 @@ impl<S> CuckooFilter<S> {
         self.levels.capacity()
     }
 
+    /// Whether the filter adds levels when full ([`Builder::growable`](crate::Builder::growable),
+    /// [`max_capacity`](crate::Builder::max_capacity), [`max_memory`](crate::Builder::max_memory),
+    /// or a snapshot of such a filter), rather than refusing inserts.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// assert!(!CuckooFilter::with_capacity(10).is_growable());
+    /// assert!(CuckooFilter::builder().capacity(10).growable().build().is_growable());
+    /// ```
+    pub fn is_growable(&self) -> bool {
+        self.levels.growth().is_some()
+    }
+
     /// The fraction of fingerprint lanes in use, [`len`](Self::len) over four lanes a bucket.
     /// The false-positive rate grows with it: about `8 × load / 65532`.
     ///

@@ -1,0 +1,438 @@
+//! The `CF.*` commands: one table of what each is, the parser that turns a request into a
+//! [`Command`] with RedisBloom's options, ranges and error texts, and [`Command::run`], which
+//! carries it out on a [`Keyspace`].
+
+use crate::args::{lower_name, parse_i64, Argv};
+use crate::entry::Entry;
+use crate::keyspace::{KeyError, Keyspace};
+use crate::loads::{dump_chunk, Loaded, CHUNK_BYTES};
+use crate::reply::{Protocol, Reply};
+use crate::settings::{Settings, DEFAULT_BUCKET_SIZE, MAX_EXPANSION};
+
+/// The largest capacity RedisBloom accepts for one filter.
+pub const MAX_CAPACITY: i64 = 1 << 30;
+
+/// What a command is, for a host's command table, ACLs and replication.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Spec {
+    /// The name, in lower case.
+    pub name: &'static str,
+    /// Redis's arity: the exact number of arguments with the name, or at least `-arity`.
+    pub arity: i32,
+    /// Whether it may change the key (and is replicated).
+    pub write: bool,
+    /// Redis's command flags, as RedisBloom registers them.
+    pub flags: &'static str,
+    /// Redis's ACL categories besides `cuckoo`.
+    pub categories: &'static str,
+}
+
+const fn spec(
+    name: &'static str,
+    arity: i32,
+    write: bool,
+    flags: &'static str,
+    categories: &'static str,
+) -> Spec {
+    Spec { name, arity, write, flags, categories }
+}
+
+/// Every `CF.*` command, RedisBloom's arities and flags. The key is always argument 1.
+pub const COMMANDS: &[Spec] = &[
+    spec("cf.reserve", -3, true, "write deny-oom", "write fast"),
+    spec("cf.add", 3, true, "write deny-oom", "write"),
+    spec("cf.addnx", 3, true, "write deny-oom", "write"),
+    spec("cf.insert", -4, true, "write deny-oom", "write"),
+    spec("cf.insertnx", -4, true, "write deny-oom", "write"),
+    spec("cf.exists", 3, false, "readonly fast", "read fast"),
+    spec("cf.mexists", -3, false, "readonly fast", "read fast"),
+    spec("cf.count", 3, false, "readonly fast", "read fast"),
+    spec("cf.del", 3, true, "write fast", "write fast"),
+    spec("cf.compact", 2, true, "write fast", "write fast"),
+    spec("cf.scandump", 3, false, "readonly", "read"),
+    spec("cf.loadchunk", 4, true, "write deny-oom", "write"),
+    spec("cf.info", 2, false, "readonly fast", "read fast"),
+];
+
+/// The spec of the `CF.*` command `name` (any case), if it is one.
+pub fn find(name: &[u8]) -> Option<&'static Spec> {
+    let mut buf = [0; 32];
+    let lower = lower_name(name, &mut buf);
+    COMMANDS.iter().find(|spec| spec.name.as_bytes() == lower)
+}
+
+/// One parsed `CF.*` request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Command<'a> {
+    /// `CF.RESERVE key capacity [BUCKETSIZE n] [MAXITERATIONS n] [EXPANSION n]`
+    Reserve {
+        /// The key.
+        key: &'a [u8],
+        /// The options.
+        settings: Settings,
+    },
+    /// `CF.ADD key item`, `CF.ADDNX key item`
+    Add {
+        /// The key.
+        key: &'a [u8],
+        /// The item.
+        item: &'a [u8],
+        /// `CF.ADDNX`: only if not already present.
+        nx: bool,
+    },
+    /// `CF.INSERT key [CAPACITY n] [NOCREATE] ITEMS item...`, and `CF.INSERTNX`
+    Insert {
+        /// The key.
+        key: &'a [u8],
+        /// `CAPACITY`, for a filter created by the command.
+        capacity: Option<u64>,
+        /// `NOCREATE`: refuse a key that does not exist.
+        no_create: bool,
+        /// The items.
+        items: Vec<&'a [u8]>,
+        /// `CF.INSERTNX`: only those not already present.
+        nx: bool,
+    },
+    /// `CF.EXISTS key item`
+    Exists {
+        /// The key.
+        key: &'a [u8],
+        /// The item.
+        item: &'a [u8],
+    },
+    /// `CF.MEXISTS key item...`
+    MExists {
+        /// The key.
+        key: &'a [u8],
+        /// The items.
+        items: Vec<&'a [u8]>,
+    },
+    /// `CF.COUNT key item`
+    Count {
+        /// The key.
+        key: &'a [u8],
+        /// The item.
+        item: &'a [u8],
+    },
+    /// `CF.DEL key item`
+    Del {
+        /// The key.
+        key: &'a [u8],
+        /// The item.
+        item: &'a [u8],
+    },
+    /// `CF.COMPACT key`
+    Compact {
+        /// The key.
+        key: &'a [u8],
+    },
+    /// `CF.SCANDUMP key cursor`
+    ScanDump {
+        /// The key.
+        key: &'a [u8],
+        /// 0 to start, else what the previous call returned.
+        cursor: u64,
+    },
+    /// `CF.LOADCHUNK key cursor data`
+    LoadChunk {
+        /// The key.
+        key: &'a [u8],
+        /// What `CF.SCANDUMP` returned with `data`.
+        cursor: u64,
+        /// The chunk.
+        data: &'a [u8],
+    },
+    /// `CF.INFO key`
+    Info {
+        /// The key.
+        key: &'a [u8],
+    },
+}
+
+fn wrong_arity(name: &str) -> Reply {
+    Reply::error_owned(format!("ERR wrong number of arguments for '{name}' command"))
+}
+
+/// Parses a `CF.*` request: `None` when `args` names another command, else the command or the
+/// error reply RedisBloom gives for it.
+pub fn parse<A: Argv + ?Sized>(args: &A) -> Option<Result<Command<'_>, Reply>> {
+    if args.is_empty() {
+        return None;
+    }
+    let spec = find(args.get(0))?;
+    let argc = args.len();
+    let arity_ok = if spec.arity >= 0 {
+        argc == spec.arity as usize
+    } else {
+        argc >= spec.arity.unsigned_abs() as usize
+    };
+    if !arity_ok {
+        return Some(Err(wrong_arity(spec.name)));
+    }
+    let key = args.get(1);
+    let items_from = |from: usize| (from..argc).map(|i| args.get(i)).collect::<Vec<_>>();
+    Some(match spec.name {
+        "cf.reserve" => reserve(args),
+        "cf.add" | "cf.addnx" => {
+            Ok(Command::Add { key, item: args.get(2), nx: spec.name == "cf.addnx" })
+        }
+        "cf.insert" | "cf.insertnx" => insert(args, spec.name == "cf.insertnx"),
+        "cf.exists" => Ok(Command::Exists { key, item: args.get(2) }),
+        "cf.mexists" => Ok(Command::MExists { key, items: items_from(2) }),
+        "cf.count" => Ok(Command::Count { key, item: args.get(2) }),
+        "cf.del" => Ok(Command::Del { key, item: args.get(2) }),
+        "cf.compact" => Ok(Command::Compact { key }),
+        "cf.scandump" => match parse_i64(args.get(2)).and_then(|c| u64::try_from(c).ok()) {
+            Some(cursor) => Ok(Command::ScanDump { key, cursor }),
+            None => Err(Reply::error("Invalid position")),
+        },
+        "cf.loadchunk" => {
+            match parse_i64(args.get(2)).and_then(|c| u64::try_from(c).ok()).filter(|&c| c > 0) {
+                Some(cursor) => Ok(Command::LoadChunk { key, cursor, data: args.get(3) }),
+                None => Err(Reply::error("Invalid position")),
+            }
+        }
+        "cf.info" => Ok(Command::Info { key }),
+        other => unreachable!("{other} is in COMMANDS but not parsed"),
+    })
+}
+
+/// `CF.RESERVE`: RedisBloom looks for each option anywhere after the capacity, checks them in
+/// this order, and ignores words it does not know.
+fn reserve<A: Argv + ?Sized>(args: &A) -> Result<Command<'_>, Reply> {
+    if args.len() % 2 == 0 {
+        return Err(wrong_arity("cf.reserve"));
+    }
+    let capacity = parse_i64(args.get(2)).ok_or(Reply::error("Bad capacity"))?;
+    let option = |name: &str, min: i64, max: i64, default: i64| -> Result<i64, Reply> {
+        let Some(at) = (3..args.len()).find(|&i| args.get(i).eq_ignore_ascii_case(name.as_bytes()))
+        else {
+            return Ok(default);
+        };
+        let value = (at + 1 < args.len())
+            .then(|| parse_i64(args.get(at + 1)))
+            .flatten()
+            .ok_or_else(|| Reply::error_owned(format!("Couldn't parse {name}")))?;
+        if !(min..=max).contains(&value) {
+            return Err(Reply::error_owned(format!(
+                "{name}: value must be in the range [{min}, {max}]"
+            )));
+        }
+        Ok(value)
+    };
+    let max_iterations = option("MAXITERATIONS", 1, 65_535, 20)?;
+    let bucket_size = option("BUCKETSIZE", 1, 255, i64::from(DEFAULT_BUCKET_SIZE))?;
+    let expansion = option("EXPANSION", 0, MAX_EXPANSION, 1)?;
+    if bucket_size * 2 > capacity || capacity > MAX_CAPACITY {
+        return Err(Reply::error("Capacity must be in the range [2 * BUCKETSIZE, 1073741824]"));
+    }
+    // The ranges above make these conversions exact.
+    let settings = Settings {
+        capacity: capacity as u64,
+        bucket_size: bucket_size as u8,
+        max_iterations: max_iterations as u16,
+        expansion: expansion as u16,
+    };
+    Ok(Command::Reserve { key: args.get(1), settings })
+}
+
+/// `CF.INSERT`: RedisBloom tells the options by their first letter.
+fn insert<A: Argv + ?Sized>(args: &A, nx: bool) -> Result<Command<'_>, Reply> {
+    let name = if nx { "cf.insertnx" } else { "cf.insert" };
+    let mut capacity = None;
+    let mut no_create = false;
+    let mut at = 2;
+    loop {
+        if at >= args.len() {
+            return Err(wrong_arity(name));
+        }
+        match args.get(at).first().map(u8::to_ascii_lowercase) {
+            Some(b'c') => {
+                if at + 1 >= args.len() {
+                    return Err(wrong_arity(name));
+                }
+                let value = parse_i64(args.get(at + 1)).ok_or(Reply::error("Bad capacity"))?;
+                if !(i64::from(DEFAULT_BUCKET_SIZE) * 2..=MAX_CAPACITY).contains(&value) {
+                    return Err(Reply::error(
+                        "Capacity must be in the range [cf-bucket-size * 2, 1073741824]",
+                    ));
+                }
+                capacity = Some(value as u64);
+                at += 2;
+            }
+            Some(b'n') => {
+                no_create = true;
+                at += 1;
+            }
+            Some(b'i') => {
+                at += 1;
+                break;
+            }
+            _ => return Err(Reply::error("Unknown argument received")),
+        }
+    }
+    if at >= args.len() {
+        return Err(wrong_arity(name));
+    }
+    let items = (at..args.len()).map(|i| args.get(i)).collect();
+    Ok(Command::Insert { key: args.get(1), capacity, no_create, items, nx })
+}
+
+impl Command<'_> {
+    /// The key the command names.
+    pub fn key(&self) -> &[u8] {
+        match self {
+            Self::Reserve { key, .. }
+            | Self::Add { key, .. }
+            | Self::Insert { key, .. }
+            | Self::Exists { key, .. }
+            | Self::MExists { key, .. }
+            | Self::Count { key, .. }
+            | Self::Del { key, .. }
+            | Self::Compact { key }
+            | Self::ScanDump { key, .. }
+            | Self::LoadChunk { key, .. }
+            | Self::Info { key } => key,
+        }
+    }
+
+    /// Carries the command out on `keys`, and returns its reply in the shapes of `protocol`.
+    pub fn run(&self, keys: &impl Keyspace, protocol: Protocol) -> Reply {
+        self.run_on(keys, protocol).unwrap_or_else(|e| e.reply())
+    }
+
+    fn run_on(&self, keys: &impl Keyspace, protocol: Protocol) -> Result<Reply, KeyError> {
+        Ok(match *self {
+            Self::Reserve { key, ref settings } => {
+                keys.create(key, settings)?;
+                Reply::Ok
+            }
+            Self::Add { key, item, nx } => {
+                let settings = Settings::with_capacity(keys.default_capacity());
+                keys.read_or_create(key, &settings, |e| match add(e, item, nx) {
+                    Added::Yes => Reply::Bool(true),
+                    Added::Present => Reply::Bool(false),
+                    Added::Full => Reply::error("Filter is full"),
+                })?
+            }
+            Self::Insert { key, capacity, no_create, ref items, nx } => {
+                let each = |e: &Entry| {
+                    let replies = items.iter().map(|item| match (add(e, item, nx), nx) {
+                        (Added::Yes, false) => Reply::Bool(true),
+                        (Added::Yes, true) => Reply::Int(1),
+                        (Added::Present, _) => Reply::Int(0),
+                        (Added::Full, true) => Reply::Int(-1),
+                        (Added::Full, false) => match protocol {
+                            Protocol::Resp2 => Reply::Int(-1),
+                            Protocol::Resp3 => Reply::Bool(false),
+                        },
+                    });
+                    Reply::Array(replies.collect())
+                };
+                if no_create {
+                    keys.read(key, |e| e.map_or(Reply::error("ERR not found"), each))?
+                } else {
+                    let capacity = capacity.unwrap_or_else(|| keys.default_capacity());
+                    keys.read_or_create(key, &Settings::with_capacity(capacity), each)?
+                }
+            }
+            // A missing key holds no item; RedisBloom answers 0 for a key of another type too.
+            Self::Exists { key, item } => {
+                Reply::Bool(keys.read(key, |e| e.is_some_and(|e| e.filter.contains(item)))?)
+            }
+            Self::MExists { key, ref items } => {
+                let mut found = vec![false; items.len()];
+                keys.read(key, |e| {
+                    if let Some(e) = e {
+                        // The batched lookup prefetches both buckets of a block of items ahead.
+                        e.filter.contains_batch(items, &mut found);
+                    }
+                })?;
+                Reply::Array(found.into_iter().map(Reply::Bool).collect())
+            }
+            Self::Count { key, item } => {
+                Reply::Int(keys.read(key, |e| e.map_or(0, |e| e.filter.count(item)))? as i64)
+            }
+            Self::Del { key, item } => keys.read(key, |e| match e {
+                None => Reply::error("Not found"),
+                Some(e) => {
+                    let removed = e.filter.remove(item);
+                    if removed {
+                        e.count_delete();
+                    }
+                    Reply::Bool(removed)
+                }
+            })?,
+            // Removes here take their fingerprint out of the table at once: there are no
+            // deleted slots to reclaim, so a compaction has nothing to do.
+            Self::Compact { key } => keys.read(key, |e| match e {
+                None => Reply::error("Cuckoo filter was not found"),
+                Some(_) => Reply::Ok,
+            })?,
+            Self::ScanDump { key, cursor } => keys.read(key, |e| match e {
+                None => Reply::error("ERR not found"),
+                Some(e) => dump_chunk(&e.filter, cursor, CHUNK_BYTES),
+            })?,
+            Self::LoadChunk { key, cursor, data } => {
+                let Some(start) = (cursor - 1).checked_sub(data.len() as u64) else {
+                    return Ok(Reply::error("Invalid position"));
+                };
+                if start == 0 && keys.read(key, |e| e.is_some())? {
+                    return Err(KeyError::Exists);
+                }
+                match keys.loads().add(key, start, data) {
+                    Ok(Loaded::Partial) => Reply::Ok,
+                    Ok(Loaded::Whole(filter)) => {
+                        let settings = Settings::of_loaded(&filter);
+                        keys.adopt(key, Entry::with_filter(filter, settings, 0))?;
+                        Reply::Ok
+                    }
+                    Err(reply) => reply,
+                }
+            }
+            Self::Info { key } => keys.read(key, |e| match e {
+                None => Reply::error("ERR not found"),
+                Some(e) => info(e),
+            })?,
+        })
+    }
+}
+
+enum Added {
+    Yes,
+    Present,
+    Full,
+}
+
+/// `CF.ADDNX` is a lookup, then an insert if the lookup missed: two clients adding the same new
+/// item at once on a multithreaded host may both insert it (RedisBloom runs one command at a
+/// time; a module host does too).
+fn add(e: &Entry, item: &[u8], nx: bool) -> Added {
+    if nx && e.filter.contains(item) {
+        return Added::Present;
+    }
+    match e.filter.insert(item) {
+        Ok(()) => Added::Yes,
+        Err(_) => Added::Full,
+    }
+}
+
+/// `CF.INFO`: RedisBloom's eight fields. "Number of items inserted" is the items present now,
+/// as in RedisBloom (it counts down on `CF.DEL`); "Number of buckets" counts every level's;
+/// "Bucket size" is this filter's four lanes, whatever `BUCKETSIZE` asked.
+fn info(e: &Entry) -> Reply {
+    let fields: [(&'static str, i64); 8] = [
+        ("Size", e.filter.memory_usage() as i64),
+        ("Number of buckets", e.filter.bucket_count() as i64),
+        ("Number of filters", e.filter.stats().levels as i64),
+        ("Number of items inserted", e.filter.len() as i64),
+        ("Number of items deleted", e.deletes() as i64),
+        ("Bucket size", 4),
+        ("Expansion rate", i64::from(e.settings.expansion)),
+        ("Max iterations", i64::from(e.settings.max_iterations)),
+    ];
+    Reply::Map(
+        fields.into_iter().map(|(name, value)| (Reply::Status(name), Reply::Int(value))).collect(),
+    )
+}

@@ -1,0 +1,79 @@
+//! What a host (the server's map of names, a module's keyspace) lends the commands.
+
+use crate::entry::Entry;
+use crate::loads::Loads;
+use crate::reply::Reply;
+use crate::settings::Settings;
+
+/// Why a key could not be used as a command asked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum KeyError {
+    /// The key holds something other than a cuckoo filter.
+    WrongType,
+    /// The key exists and the command creates it.
+    Exists,
+    /// The filter would take the host's memory over its limit, or could not be allocated.
+    OutOfMemory,
+}
+
+impl KeyError {
+    /// The reply RedisBloom gives for it.
+    pub fn reply(&self) -> Reply {
+        match self {
+            Self::WrongType => {
+                Reply::error("WRONGTYPE Operation against a key holding the wrong kind of value")
+            }
+            Self::Exists => Reply::error("ERR item exists"),
+            Self::OutOfMemory => Reply::error("ERR Insufficient memory to create filter"),
+        }
+    }
+}
+
+/// The keys of one database, as the commands need them. Every method runs its callback while
+/// the entry stays valid; none of them holds a lock the callback could need.
+pub trait Keyspace {
+    /// Runs `f` on the entry at `key`, or on `None` if there is none.
+    ///
+    /// # Errors
+    ///
+    /// [`KeyError::WrongType`] when the key holds something else.
+    fn read<R>(&self, key: &[u8], f: impl FnOnce(Option<&Entry>) -> R) -> Result<R, KeyError>;
+
+    /// Runs `f` on the entry at `key`, first creating it with `settings` if there is none.
+    ///
+    /// # Errors
+    ///
+    /// [`KeyError::WrongType`], or [`KeyError::OutOfMemory`] when it had to be created and
+    /// could not be.
+    fn read_or_create<R>(
+        &self,
+        key: &[u8],
+        settings: &Settings,
+        f: impl FnOnce(&Entry) -> R,
+    ) -> Result<R, KeyError>;
+
+    /// Creates an empty filter with `settings` at `key`.
+    ///
+    /// # Errors
+    ///
+    /// [`KeyError::Exists`] (or [`KeyError::WrongType`]) when the key is taken,
+    /// [`KeyError::OutOfMemory`] when the filter does not fit.
+    fn create(&self, key: &[u8], settings: &Settings) -> Result<(), KeyError>;
+
+    /// Puts `entry`, a filter loaded whole, at `key`.
+    ///
+    /// # Errors
+    ///
+    /// As [`create`](Self::create).
+    fn adopt(&self, key: &[u8], entry: Entry) -> Result<(), KeyError>;
+
+    /// The `CF.LOADCHUNK` transfers under way in this keyspace.
+    fn loads(&self) -> &Loads;
+
+    /// The capacity of a filter that `CF.ADD` or `CF.INSERT` creates without one
+    /// (RedisBloom's `cf-initial-size`, 1024).
+    fn default_capacity(&self) -> u64 {
+        1024
+    }
+}

@@ -1,0 +1,45 @@
+//! RedisBloom's cuckoo filter commands (`CF.*`) on [`lockfree_cuckoo`] filters, without any
+//! networking: what the server (`server/`) and an engine module both run, so that their
+//! commands behave the same.
+//!
+//! A host parses a request with [`parse`], which gives a [`Command`] or the error reply
+//! RedisBloom gives for it (its option names, ranges and texts), and runs it with
+//! [`Command::run`] on its [`Keyspace`]: the host's own map of names to [`Entry`] values. The
+//! result is a [`Reply`] that the host writes in RESP2 or RESP3 ([`Reply::write`]) or walks with
+//! its engine's reply calls. [`COMMANDS`] is the one list of the commands, with RedisBloom's
+//! arities and flags, for a host's command table.
+//!
+//! # Where these commands differ from RedisBloom's
+//!
+//! - Buckets always hold four 16-bit fingerprints (about 0.012% false positives at full load,
+//!   against RedisBloom's 8-bit fingerprints and 1.5 to 3%): `BUCKETSIZE` is checked and
+//!   kept, and `CF.INFO` reports a bucket size of 4.
+//! - `MAXITERATIONS` is checked and kept: inserts here search breadth-first for a path of at
+//!   most five relocations instead of a random walk.
+//! - `EXPANSION 0` makes a fixed filter; any other value a growable one, which grows by levels
+//!   of four times the buckets of the newest whatever the value (`CF.INFO` reports the value
+//!   asked for, and its levels as "Number of filters").
+//! - `CF.SCANDUMP` chunks are the library's versioned snapshot bytes (`FORMAT.md`), not
+//!   RedisBloom's; an empty filter dumps too. `CF.LOADCHUNK` creates the key only from a whole
+//!   snapshot that passes every check, and refuses a chunk out of order.
+//! - `CF.COMPACT` has nothing to do and answers `OK`: removes take their fingerprint out of the
+//!   table at once.
+//! - The `CF.INSERT` capacity and `CF.RESERVE` bounds are RedisBloom's (up to 2^30 items).
+
+mod args;
+mod command;
+mod entry;
+mod keyspace;
+mod loads;
+mod reply;
+mod settings;
+
+pub use args::{parse_i64, Argv};
+pub use command::{find, parse, Command, Spec, COMMANDS, MAX_CAPACITY};
+pub use entry::Entry;
+pub use keyspace::{KeyError, Keyspace};
+pub use loads::{dump_chunk, Loaded, Loads, CHUNK_BYTES};
+pub use reply::{write_bulk, write_error, Protocol, Reply};
+pub use settings::{
+    Settings, DEFAULT_BUCKET_SIZE, DEFAULT_EXPANSION, DEFAULT_MAX_ITERATIONS, MAX_EXPANSION,
+};

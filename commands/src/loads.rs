@@ -1,0 +1,145 @@
+//! `CF.SCANDUMP` and `CF.LOADCHUNK`: a filter's snapshot bytes (the library's versioned format,
+//! `FORMAT.md`) in chunks, and the chunks put together again.
+//!
+//! A dump's cursor is one more than the offset of the end of the chunk it returned, so chunks
+//! come in order and a loader knows where each one starts: `cursor - 1 - len`. The loader keeps
+//! the bytes received for a key aside and creates the key only when they make a whole
+//! snapshot that the library accepts: a bad chunk, a chunk out of order or a snapshot that
+//! fails its checks is an error, and the key stays as it was. Each chunk is cut from a snapshot
+//! taken for that call, so a filter written between two `CF.SCANDUMP`s gives chunks of two
+//! snapshots, whose checksum the loader then refuses: dump a filter that no one writes, as
+//! with RedisBloom.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+use std::sync::Mutex;
+
+use lockfree_cuckoo::{CuckooFilter, LoadError};
+
+use crate::reply::Reply;
+
+/// The largest chunk `CF.SCANDUMP` returns, as RedisBloom's.
+pub const CHUNK_BYTES: usize = 16 << 20;
+
+/// The chunk of `filter`'s snapshot that `cursor` (0 to start) asks for, as `CF.SCANDUMP`
+/// replies: the next cursor and the bytes, or `0` and null once the snapshot is all sent.
+pub fn dump_chunk(filter: &CuckooFilter, cursor: u64, chunk_bytes: usize) -> Reply {
+    let skip = usize::try_from(cursor.saturating_sub(1)).unwrap_or(usize::MAX);
+    let mut window = Window { skip, out: Vec::new(), want: chunk_bytes };
+    // The window refuses the bytes past its chunk, which ends the snapshot's writing early.
+    let _ = filter.write_to(&mut window);
+    if window.out.is_empty() {
+        return Reply::Array(vec![Reply::Int(0), Reply::Null]);
+    }
+    let next = skip as u64 + window.out.len() as u64 + 1;
+    Reply::Array(vec![Reply::Int(next as i64), Reply::Bulk(window.out)])
+}
+
+/// Keeps the bytes from `skip` on, `want` of them at most.
+struct Window {
+    skip: usize,
+    want: usize,
+    out: Vec<u8>,
+}
+
+impl Write for Window {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let dropped = buf.len().min(self.skip);
+        self.skip -= dropped;
+        let room = self.want - self.out.len();
+        if room == 0 {
+            return Err(io::Error::new(io::ErrorKind::WriteZero, "the chunk is full"));
+        }
+        let kept = (buf.len() - dropped).min(room);
+        self.out.extend_from_slice(&buf[dropped..dropped + kept]);
+        Ok(dropped + kept)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The `CF.LOADCHUNK` transfers under way, by key, within a bound on the bytes they hold.
+#[derive(Debug)]
+pub struct Loads {
+    limit: usize,
+    /// Taken by `CF.LOADCHUNK` alone, never by the commands on filters.
+    staged: Mutex<Staged>,
+}
+
+#[derive(Debug, Default)]
+struct Staged {
+    by_key: HashMap<Vec<u8>, Vec<u8>>,
+    bytes: usize,
+}
+
+impl Staged {
+    fn forget(&mut self, key: &[u8]) {
+        if let Some(bytes) = self.by_key.remove(key) {
+            self.bytes -= bytes.capacity();
+        }
+    }
+}
+
+/// What a chunk completed.
+#[derive(Debug)]
+pub enum Loaded {
+    /// More chunks are needed.
+    Partial,
+    /// The chunks make this filter.
+    Whole(CuckooFilter),
+}
+
+impl Loads {
+    /// No transfers, and at most `limit` bytes held for them together.
+    pub fn new(limit: usize) -> Self {
+        Self { limit, staged: Mutex::new(Staged::default()) }
+    }
+
+    /// Adds the chunk `data` that starts at byte `start` of the snapshot for `key`.
+    ///
+    /// # Errors
+    ///
+    /// The reply for a chunk that does not follow the bytes received (nothing changes), for
+    /// bytes over the bound, or for a snapshot the library refuses (the transfer is dropped).
+    pub fn add(&self, key: &[u8], start: u64, data: &[u8]) -> Result<Loaded, Reply> {
+        let mut staged = self.staged.lock().unwrap_or_else(|e| e.into_inner());
+        if start == 0 {
+            staged.forget(key);
+        }
+        let held = staged.by_key.get(key).map_or(0, Vec::len) as u64;
+        if start != held || (start > 0 && !staged.by_key.contains_key(key)) {
+            return Err(Reply::error_owned(format!(
+                "Couldn't load chunk! it starts at byte {start}, and {held} bytes were received"
+            )));
+        }
+        let mut bytes = staged.by_key.remove(key).unwrap_or_default();
+        staged.bytes -= bytes.capacity();
+        let before = bytes.capacity();
+        if staged.bytes.saturating_add(before.max(bytes.len() + data.len())) > self.limit {
+            return Err(Reply::error("ERR Insufficient memory to load the chunks"));
+        }
+        bytes.extend_from_slice(data);
+        match CuckooFilter::from_bytes(&bytes) {
+            Ok(filter) => Ok(Loaded::Whole(filter)),
+            Err(LoadError::Truncated { expected, found }) if found == bytes.len() as u64 => {
+                let expected = usize::try_from(expected).unwrap_or(usize::MAX);
+                if staged.bytes.saturating_add(expected) > self.limit {
+                    return Err(Reply::error("ERR Insufficient memory to load the chunks"));
+                }
+                bytes.reserve_exact(expected - bytes.len());
+                staged.bytes += bytes.capacity();
+                staged.by_key.insert(key.to_vec(), bytes);
+                Ok(Loaded::Partial)
+            }
+            Err(e) => Err(Reply::error_owned(format!("Couldn't load chunk! {e}"))),
+        }
+    }
+
+    /// Drops every transfer under way (`FLUSHALL`).
+    pub fn clear(&self) {
+        let mut staged = self.staged.lock().unwrap_or_else(|e| e.into_inner());
+        *staged = Staged::default();
+    }
+}

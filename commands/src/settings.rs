@@ -1,0 +1,78 @@
+//! The options a filter is created with, RedisBloom's names and ranges.
+
+use lockfree_cuckoo::{BuildError, CuckooFilter};
+
+/// `CF.RESERVE`'s options, as the client gave them (or RedisBloom's defaults).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Settings {
+    /// The capacity asked for: the filter accepts at least this many distinct items before it
+    /// grows (or, with `EXPANSION 0`, before an insert is refused).
+    pub capacity: u64,
+    /// `BUCKETSIZE` (1 to 255, default 2): kept and reported. This filter's buckets always hold
+    /// four 16-bit fingerprints; a bucket size is RedisBloom's trade between space and false
+    /// positives, which the 16-bit fingerprints settle here (0.012% at full load).
+    pub bucket_size: u8,
+    /// `MAXITERATIONS` (1 to 65,535, default 20): kept and reported. An insert here searches
+    /// breadth-first for a path of at most five relocations and commits it back to front, so it
+    /// never runs the random walk this bounds in RedisBloom.
+    pub max_iterations: u16,
+    /// `EXPANSION` (0 to 32,768, default 1): 0 makes a fixed filter that refuses inserts when
+    /// full (RedisBloom's non-scaling filter); any other value makes a growable one. This
+    /// filter grows by levels of four times the buckets of the newest, whatever the value.
+    pub expansion: u16,
+}
+
+/// RedisBloom's default `BUCKETSIZE`.
+pub const DEFAULT_BUCKET_SIZE: u8 = 2;
+/// RedisBloom's default `MAXITERATIONS`.
+pub const DEFAULT_MAX_ITERATIONS: u16 = 20;
+/// RedisBloom's default `EXPANSION`.
+pub const DEFAULT_EXPANSION: u16 = 1;
+/// The largest `EXPANSION` RedisBloom accepts.
+pub const MAX_EXPANSION: i64 = 32_768;
+
+impl Settings {
+    /// A filter of `capacity` with RedisBloom's other defaults (what `CF.ADD` creates).
+    pub const fn with_capacity(capacity: u64) -> Self {
+        Self {
+            capacity,
+            bucket_size: DEFAULT_BUCKET_SIZE,
+            max_iterations: DEFAULT_MAX_ITERATIONS,
+            expansion: DEFAULT_EXPANSION,
+        }
+    }
+
+    /// Builds the filter these settings describe; a growable one may take at most
+    /// `max_memory` bytes as it grows.
+    ///
+    /// # Errors
+    ///
+    /// The library's [`BuildError`]: a capacity too large for the address space, or a table
+    /// that could not be allocated.
+    pub fn build(&self, max_memory: usize) -> Result<CuckooFilter, BuildError> {
+        let capacity = usize::try_from(self.capacity).unwrap_or(usize::MAX);
+        let builder = CuckooFilter::builder().capacity(capacity);
+        if self.expansion == 0 {
+            builder.try_build()
+        } else {
+            builder.max_memory(max_memory).try_build()
+        }
+    }
+
+    /// An upper bound on the bytes of the first table, known before it is allocated: about 2.2
+    /// bytes an item for large tables (the library's sizing), plus room for small tables'
+    /// reserve and the filter's fixed parts.
+    pub fn first_table_bound(&self) -> usize {
+        usize::try_from(self.capacity).unwrap_or(usize::MAX).saturating_mul(11) / 5 + (1 << 16)
+    }
+
+    /// The settings a filter loaded from a snapshot is reported with: its capacity, and
+    /// `EXPANSION` 1 when it can grow (a snapshot keeps the filter, not its options).
+    pub fn of_loaded(filter: &CuckooFilter) -> Self {
+        let mut settings = Self::with_capacity(filter.capacity() as u64);
+        if !filter.is_growable() {
+            settings.expansion = 0;
+        }
+        settings
+    }
+}

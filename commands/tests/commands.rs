@@ -1,0 +1,387 @@
+//! Every `CF.*` command through the parser and a plain map keyspace, in both protocols:
+//! RedisBloom's replies, ranges and error texts.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use lockfree_cuckoo_commands::{
+    parse, Entry, KeyError, Keyspace, Loads, Protocol, Reply, Settings, COMMANDS,
+};
+
+/// One database as a map; `CF.*` keys only, but `other` holds a key of another type.
+struct Map {
+    keys: RefCell<HashMap<Vec<u8>, Entry>>,
+    loads: Loads,
+}
+
+impl Map {
+    fn new() -> Self {
+        Self { keys: RefCell::default(), loads: Loads::new(1 << 30) }
+    }
+}
+
+impl Keyspace for Map {
+    fn read<R>(&self, key: &[u8], f: impl FnOnce(Option<&Entry>) -> R) -> Result<R, KeyError> {
+        if key == b"other" {
+            return Err(KeyError::WrongType);
+        }
+        Ok(f(self.keys.borrow().get(key)))
+    }
+
+    fn read_or_create<R>(
+        &self,
+        key: &[u8],
+        settings: &Settings,
+        f: impl FnOnce(&Entry) -> R,
+    ) -> Result<R, KeyError> {
+        if !self.keys.borrow().contains_key(key) {
+            self.create(key, settings)?;
+        }
+        self.read(key, |e| f(e.unwrap()))
+    }
+
+    fn create(&self, key: &[u8], settings: &Settings) -> Result<(), KeyError> {
+        let entry = Entry::new(*settings, 1 << 30).map_err(|_| KeyError::OutOfMemory)?;
+        self.adopt(key, entry)
+    }
+
+    fn adopt(&self, key: &[u8], entry: Entry) -> Result<(), KeyError> {
+        if key == b"other" {
+            return Err(KeyError::WrongType);
+        }
+        let mut keys = self.keys.borrow_mut();
+        if keys.contains_key(key) {
+            return Err(KeyError::Exists);
+        }
+        keys.insert(key.to_vec(), entry);
+        Ok(())
+    }
+
+    fn loads(&self) -> &Loads {
+        &self.loads
+    }
+}
+
+fn run_in(map: &Map, protocol: Protocol, words: &[&[u8]]) -> Reply {
+    match parse(words).expect("a CF command") {
+        Ok(command) => command.run(map, protocol),
+        Err(reply) => reply,
+    }
+}
+
+fn text(map: &Map, protocol: Protocol, line: &str) -> String {
+    let words: Vec<&[u8]> = line.split(' ').map(str::as_bytes).collect();
+    let mut out = Vec::new();
+    run_in(map, protocol, &words).write(protocol, &mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn resp2(map: &Map, line: &str) -> String {
+    text(map, Protocol::Resp2, line)
+}
+
+fn resp3(map: &Map, line: &str) -> String {
+    text(map, Protocol::Resp3, line)
+}
+
+#[test]
+fn reserve_checks_redisbloom_ranges_in_its_order() {
+    let m = Map::new();
+    let cases = [
+        ("CF.RESERVE f", "-ERR wrong number of arguments for 'cf.reserve' command\r\n"),
+        (
+            "CF.RESERVE f 100 BUCKETSIZE",
+            "-ERR wrong number of arguments for 'cf.reserve' command\r\n",
+        ),
+        ("CF.RESERVE f x", "-Bad capacity\r\n"),
+        (
+            "CF.RESERVE f 100 MAXITERATIONS 65536",
+            "-MAXITERATIONS: value must be in the range [1, 65535]\r\n",
+        ),
+        (
+            "CF.RESERVE f 100 MAXITERATIONS 0",
+            "-MAXITERATIONS: value must be in the range [1, 65535]\r\n",
+        ),
+        ("CF.RESERVE f 100 MAXITERATIONS x", "-Couldn't parse MAXITERATIONS\r\n"),
+        ("CF.RESERVE f 100 BUCKETSIZE 256", "-BUCKETSIZE: value must be in the range [1, 255]\r\n"),
+        (
+            "CF.RESERVE f 100 EXPANSION 32769",
+            "-EXPANSION: value must be in the range [0, 32768]\r\n",
+        ),
+        ("CF.RESERVE f 100 EXPANSION -1", "-EXPANSION: value must be in the range [0, 32768]\r\n"),
+        ("CF.RESERVE f 3", "-Capacity must be in the range [2 * BUCKETSIZE, 1073741824]\r\n"),
+        (
+            "CF.RESERVE f 1073741825",
+            "-Capacity must be in the range [2 * BUCKETSIZE, 1073741824]\r\n",
+        ),
+        (
+            "CF.RESERVE f 100 BUCKETSIZE 60",
+            "-Capacity must be in the range [2 * BUCKETSIZE, 1073741824]\r\n",
+        ),
+        // RedisBloom checks MAXITERATIONS first, wherever it stands.
+        (
+            "CF.RESERVE f 100 BUCKETSIZE 0 MAXITERATIONS 0",
+            "-MAXITERATIONS: value must be in the range [1, 65535]\r\n",
+        ),
+    ];
+    for (line, want) in cases {
+        assert_eq!(resp2(&m, line), want, "{line}");
+    }
+    assert!(m.keys.borrow().is_empty(), "a refused CF.RESERVE created its key");
+    assert_eq!(
+        resp2(&m, "CF.RESERVE f 100 BUCKETSIZE 8 MAXITERATIONS 65535 EXPANSION 32768"),
+        "+OK\r\n"
+    );
+    assert_eq!(resp2(&m, "CF.RESERVE f 100"), "-ERR item exists\r\n");
+    assert_eq!(
+        resp2(&m, "CF.RESERVE other 100"),
+        "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"
+    );
+    let info = resp2(&m, "CF.INFO f");
+    assert!(info.contains("+Expansion rate\r\n:32768\r\n+Max iterations\r\n:65535\r\n"), "{info}");
+}
+
+#[test]
+fn add_exists_count_del_in_both_protocols() {
+    let m = Map::new();
+    assert_eq!(resp2(&m, "CF.ADD f a"), ":1\r\n");
+    assert_eq!(resp3(&m, "CF.ADD f a"), "#t\r\n");
+    assert_eq!(resp2(&m, "CF.ADDNX f a"), ":0\r\n");
+    assert_eq!(resp3(&m, "CF.ADDNX f b"), "#t\r\n");
+    assert_eq!(resp3(&m, "CF.ADDNX f b"), "#f\r\n");
+    assert_eq!(resp2(&m, "CF.EXISTS f a"), ":1\r\n");
+    assert_eq!(resp3(&m, "CF.EXISTS f zz"), "#f\r\n");
+    assert_eq!(resp2(&m, "CF.EXISTS missing a"), ":0\r\n");
+    assert_eq!(
+        resp2(&m, "CF.EXISTS other a"),
+        "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"
+    );
+    assert_eq!(resp2(&m, "CF.MEXISTS f a zz b"), "*3\r\n:1\r\n:0\r\n:1\r\n");
+    assert_eq!(resp3(&m, "CF.MEXISTS missing a"), "*1\r\n#f\r\n");
+    assert_eq!(resp2(&m, "CF.COUNT f a"), ":2\r\n");
+    assert_eq!(resp3(&m, "CF.COUNT f a"), ":2\r\n");
+    assert_eq!(resp2(&m, "CF.COUNT missing a"), ":0\r\n");
+    assert_eq!(resp2(&m, "CF.DEL f a"), ":1\r\n");
+    assert_eq!(resp3(&m, "CF.DEL f a"), "#t\r\n");
+    assert_eq!(resp3(&m, "CF.DEL f a"), "#f\r\n");
+    assert_eq!(resp2(&m, "CF.DEL missing a"), "-Not found\r\n");
+    assert_eq!(resp2(&m, "CF.ADD f"), "-ERR wrong number of arguments for 'cf.add' command\r\n");
+    assert_eq!(
+        resp2(&m, "CF.EXISTS f a b"),
+        "-ERR wrong number of arguments for 'cf.exists' command\r\n"
+    );
+    let info = resp2(&m, "CF.INFO f");
+    assert!(
+        info.contains("+Number of items inserted\r\n:1\r\n+Number of items deleted\r\n:2\r\n"),
+        "{info}"
+    );
+}
+
+#[test]
+fn insert_and_insertnx_as_the_client_tests_use_them() {
+    let m = Map::new();
+    assert_eq!(resp2(&m, "CF.INSERT captest ITEMS foo"), "*1\r\n:1\r\n");
+    assert_eq!(resp3(&m, "CF.INSERT captest CAPACITY 1000 ITEMS foo"), "*1\r\n#t\r\n");
+    assert_eq!(resp3(&m, "CF.INSERTNX captest NOCREATE ITEMS food"), "*1\r\n:1\r\n");
+    assert_eq!(resp2(&m, "CF.INSERTNX captest items foo bar baz"), "*3\r\n:0\r\n:1\r\n:1\r\n");
+    assert_eq!(resp2(&m, "CF.INSERT nope NOCREATE ITEMS a"), "-ERR not found\r\n");
+    assert!(!m.keys.borrow().contains_key(&b"nope"[..]));
+    let cases = [
+        ("CF.INSERT f ITEMS", "-ERR wrong number of arguments for 'cf.insert' command\r\n"),
+        ("CF.INSERT f CAPACITY", "-ERR wrong number of arguments for 'cf.insert' command\r\n"),
+        (
+            "CF.INSERT f CAPACITY 100 NOCREATE",
+            "-ERR wrong number of arguments for 'cf.insert' command\r\n",
+        ),
+        ("CF.INSERTNX f CAPACITY x ITEMS a", "-Bad capacity\r\n"),
+        (
+            "CF.INSERT f CAPACITY 3 ITEMS a",
+            "-Capacity must be in the range [cf-bucket-size * 2, 1073741824]\r\n",
+        ),
+        ("CF.INSERT f BOGUS ITEMS a", "-Unknown argument received\r\n"),
+    ];
+    for (line, want) in cases {
+        assert_eq!(resp2(&m, line), want, "{line}");
+    }
+    // A fixed filter that fills answers -1 (RESP2) or false (RESP3) for the items it refused.
+    assert_eq!(resp2(&m, "CF.RESERVE small 4 EXPANSION 0"), "+OK\r\n");
+    let many: Vec<String> = (0..200).map(|i| format!("item{i}")).collect();
+    let line = format!("CF.INSERT small ITEMS {}", many.join(" "));
+    let two = resp2(&m, &line);
+    assert!(two.contains(":-1\r\n"), "{two}");
+    assert!(resp3(&m, &line).contains("#f\r\n"));
+    assert!(resp2(&m, &line.replace("INSERT", "INSERTNX")).contains(":-1\r\n"));
+    assert_eq!(resp2(&m, "CF.ADD small another-one"), "-Filter is full\r\n");
+    // A growable one (the default EXPANSION 1) does not.
+    assert_eq!(resp2(&m, "CF.RESERVE grows 4"), "+OK\r\n");
+    let grown = resp2(&m, &line.replace("small", "grows"));
+    assert!(!grown.contains(":-1\r\n"), "{grown}");
+    let info = resp3(&m, "CF.INFO grows");
+    assert!(info.starts_with("%8\r\n+Size\r\n"), "{info}");
+    assert!(!info.contains("+Number of filters\r\n:1\r\n"), "never grew: {info}");
+}
+
+#[test]
+fn info_and_compact() {
+    let m = Map::new();
+    assert_eq!(resp2(&m, "CF.INFO f"), "-ERR not found\r\n");
+    assert_eq!(resp2(&m, "CF.COMPACT f"), "-Cuckoo filter was not found\r\n");
+    resp2(&m, "CF.RESERVE f 1000");
+    assert_eq!(resp2(&m, "CF.COMPACT f"), "+OK\r\n");
+    let info = resp2(&m, "CF.INFO f");
+    let names = [
+        "Size",
+        "Number of buckets",
+        "Number of filters",
+        "Number of items inserted",
+        "Number of items deleted",
+        "Bucket size",
+        "Expansion rate",
+        "Max iterations",
+    ];
+    assert!(info.starts_with("*16\r\n"), "{info}");
+    for name in names {
+        assert!(info.contains(&format!("+{name}\r\n:")), "{name}: {info}");
+    }
+    assert!(
+        info.contains("+Bucket size\r\n:4\r\n+Expansion rate\r\n:1\r\n+Max iterations\r\n:20\r\n")
+    );
+}
+
+/// SCANDUMP's chunks, LOADCHUNK'ed in order into another key, give the same filter.
+fn copy_by_chunks(m: &Map, from: &str, to: &str) -> Vec<(i64, Vec<u8>)> {
+    let mut chunks = Vec::new();
+    let mut cursor = 0;
+    loop {
+        let reply = run_in(
+            m,
+            Protocol::Resp2,
+            &[b"CF.SCANDUMP", from.as_bytes(), cursor.to_string().as_bytes()],
+        );
+        let Reply::Array(parts) = reply else { panic!("{reply:?}") };
+        let Reply::Int(next) = parts[0] else { panic!("{parts:?}") };
+        if next == 0 {
+            assert_eq!(parts[1], Reply::Null);
+            return chunks;
+        }
+        let Reply::Bulk(data) = &parts[1] else { panic!("{parts:?}") };
+        let loaded = run_in(
+            m,
+            Protocol::Resp2,
+            &[b"CF.LOADCHUNK", to.as_bytes(), next.to_string().as_bytes(), data],
+        );
+        assert_eq!(loaded, Reply::Ok);
+        chunks.push((next, data.clone()));
+        cursor = next;
+    }
+}
+
+#[test]
+fn scandump_and_loadchunk_round_trip() {
+    let m = Map::new();
+    for (name, reserve) in
+        [("fixed", "CF.RESERVE fixed 1000 EXPANSION 0"), ("grown", "CF.RESERVE grown 100")]
+    {
+        assert_eq!(resp2(&m, reserve), "+OK\r\n");
+        for i in 0..900 {
+            assert_eq!(resp2(&m, &format!("CF.ADD {name} item{i}")), ":1\r\n");
+        }
+        let copy = format!("{name}-copy");
+        assert!(!copy_by_chunks(&m, name, &copy).is_empty());
+        for i in 0..900 {
+            assert_eq!(resp2(&m, &format!("CF.EXISTS {copy} item{i}")), ":1\r\n", "{copy} item{i}");
+        }
+        let keys = m.keys.borrow();
+        assert_eq!(
+            keys[copy.as_bytes()].filter.to_bytes(),
+            keys[name.as_bytes()].filter.to_bytes()
+        );
+    }
+    // An empty filter dumps and loads too (RedisBloom's cannot).
+    resp2(&m, "CF.RESERVE empty 100");
+    copy_by_chunks(&m, "empty", "empty-copy");
+    assert_eq!(
+        resp2(&m, "CF.INFO empty-copy").contains("+Number of items inserted\r\n:0\r\n"),
+        true
+    );
+    assert_eq!(resp2(&m, "CF.SCANDUMP nope 0"), "-ERR not found\r\n");
+    assert_eq!(resp2(&m, "CF.SCANDUMP fixed -1"), "-Invalid position\r\n");
+    assert_eq!(resp2(&m, "CF.LOADCHUNK x 0 abc"), "-Invalid position\r\n");
+}
+
+#[test]
+fn loadchunk_refuses_bad_chunks_and_leaves_the_key_as_it_was() {
+    let m = Map::new();
+    resp2(&m, "CF.RESERVE src 5000");
+    for i in 0..3000 {
+        resp2(&m, &format!("CF.ADD src k{i}"));
+    }
+    let whole = m.keys.borrow()[&b"src"[..]].filter.to_bytes();
+    let load = |key: &str, start: usize, data: &[u8]| {
+        let cursor = (start + data.len() + 1).to_string();
+        run_in(&m, Protocol::Resp2, &[b"CF.LOADCHUNK", key.as_bytes(), cursor.as_bytes(), data])
+    };
+    // Out of order: the second half first is refused, and nothing is created.
+    let half = whole.len() / 2;
+    assert!(load("dst", half, &whole[half..]).is_error());
+    assert!(!m.keys.borrow().contains_key(&b"dst"[..]));
+    // In order, but with a flipped bit: the checksum refuses it, and the key never appears.
+    let mut bad = whole.clone();
+    bad[half + 3] ^= 1;
+    assert_eq!(load("dst", 0, &bad[..half]), Reply::Ok);
+    let refused = load("dst", half, &bad[half..]);
+    assert!(matches!(&refused, Reply::Error(t) if t.contains("checksum")), "{refused:?}");
+    assert!(!m.keys.borrow().contains_key(&b"dst"[..]));
+    // A repeated chunk is out of order too, and the transfer goes on after it.
+    assert_eq!(load("dst", 0, &whole[..half]), Reply::Ok);
+    assert!(load("dst", 0 + 1, &whole[1..half]).is_error());
+    assert_eq!(load("dst", half, &whole[half..]), Reply::Ok);
+    assert_eq!(resp2(&m, "CF.EXISTS dst k7"), ":1\r\n");
+    // A whole snapshot onto an existing key is refused, as RedisBloom refuses its header.
+    assert_eq!(load("dst", 0, &whole), Reply::error("ERR item exists"));
+    // Garbage is refused at once.
+    assert!(load("junk", 0, b"not a snapshot at all").is_error());
+    assert!(!m.keys.borrow().contains_key(&b"junk"[..]));
+}
+
+#[test]
+fn every_listed_command_parses_and_only_those() {
+    for spec in COMMANDS {
+        let upper = spec.name.to_ascii_uppercase();
+        let words: Vec<&[u8]> = vec![upper.as_bytes(); spec.arity.unsigned_abs() as usize];
+        assert!(parse(&words[..]).is_some(), "{}", spec.name);
+    }
+    assert!(parse(&[&b"PING"[..]][..]).is_none());
+    assert!(parse(&[&b"CF.NOPE"[..], b"f"][..]).is_none());
+}
+
+#[test]
+fn small_chunks_in_order_make_the_filter() {
+    use lockfree_cuckoo_commands::{dump_chunk, Loaded};
+    let m = Map::new();
+    resp2(&m, "CF.RESERVE src 20000");
+    for i in 0..15000 {
+        resp2(&m, &format!("CF.ADD src k{i}"));
+    }
+    let keys = m.keys.borrow();
+    let filter = &keys[&b"src"[..]].filter;
+    let loads = Loads::new(1 << 20);
+    let (mut cursor, mut chunks) = (0, 0);
+    let loaded = loop {
+        let Reply::Array(parts) = dump_chunk(filter, cursor, 1000) else { panic!() };
+        let (Reply::Int(next), Reply::Bulk(data)) = (&parts[0], &parts[1]) else { panic!() };
+        assert!(data.len() <= 1000);
+        chunks += 1;
+        let start = *next as u64 - 1 - data.len() as u64;
+        match loads.add(b"dst", start, data).unwrap() {
+            Loaded::Partial => cursor = *next as u64,
+            Loaded::Whole(filter) => break filter,
+        }
+    };
+    assert!(chunks > 30, "{chunks}");
+    assert_eq!(loaded.to_bytes(), filter.to_bytes());
+    // Over the bound on held bytes, a transfer is refused.
+    let small = Loads::new(10_000);
+    let first = &filter.to_bytes()[..1000];
+    assert!(small.add(b"dst", 0, first).is_err());
+}
