@@ -10,9 +10,19 @@ use clap::Parser;
 #[derive(Clone, Debug, Parser)]
 #[command(version)]
 pub struct Config {
-    /// Address to listen on.
+    /// Address to listen on. Without a password, protected mode serves loopback clients only,
+    /// whatever the address.
     #[arg(long, default_value = "127.0.0.1")]
     pub bind: IpAddr,
+    /// The password clients must give with AUTH (or HELLO ... AUTH default PASSWORD) before
+    /// any other command. Read from the environment variable LFC_REQUIREPASS when not given,
+    /// so that it need not appear in the process list.
+    #[arg(long, env = "LFC_REQUIREPASS", hide_env_values = true)]
+    pub requirepass: Option<String>,
+    /// Protected mode (yes or no): with no password, refuse every client that is not on the
+    /// loopback interface.
+    #[arg(long, default_value = "yes", value_parser = ["yes", "no"])]
+    pub protected_mode: String,
     /// Port to listen on (0: any free port, printed at start).
     #[arg(long, short, default_value_t = 6380)]
     pub port: u16,
@@ -26,7 +36,12 @@ pub struct Config {
     /// read, and that connection closed.
     #[arg(long, default_value_t = 8 << 20)]
     pub max_request_bytes: usize,
-    /// Most connections at once.
+    /// Most bytes of partial requests all connections together may hold; a client whose
+    /// request would take the total over it is told so and closed.
+    #[arg(long, default_value_t = 1 << 30)]
+    pub max_buffered_bytes: usize,
+    /// Most connections at once; more are told so and closed. The process raises its
+    /// file-descriptor limit to fit, and lowers this to what the limit allows.
     #[arg(long, default_value_t = 10_000)]
     pub max_clients: usize,
     /// Most bytes all filters together may take; CF.RESERVE or an implicit create beyond it is

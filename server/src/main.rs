@@ -9,12 +9,17 @@ use clap::Parser;
 use lockfree_cuckoo_server::commands::Shared;
 use lockfree_cuckoo_server::config::Config;
 use lockfree_cuckoo_server::persist;
-use lockfree_cuckoo_server::server::{Limits, Server};
+use lockfree_cuckoo_server::server::{Limits, Server, Stop};
 use lockfree_cuckoo_server::store::Store;
+use tokio::sync::mpsc;
+
+/// Descriptors kept for everything but clients: the listener, the save file, the runtime's.
+const RESERVED_FDS: u64 = 32;
 
 fn main() -> ExitCode {
     let config = Config::parse();
-    let store = Store::new(config.max_memory);
+    let max_clients = raise_fd_limit(config.max_clients);
+    let store = Store::new(config.max_memory, config.default_capacity);
     match persist::load(&store, &config.save_file) {
         Ok(0) => {}
         Ok(n) => println!("loaded {n} filters from {}", config.save_file.display()),
@@ -24,15 +29,27 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     }
+    let protected = config.protected_mode == "yes";
+    if config.requirepass.is_none() && protected && !config.bind.is_loopback() {
+        println!(
+            "protected mode: no password is set, so only loopback clients are served on {}",
+            config.bind
+        );
+    }
     let shared = Shared {
         store,
-        default_capacity: config.default_capacity,
+        password: config.requirepass.clone(),
         clients: AtomicUsize::new(0),
         started: Instant::now(),
     };
-    let limits =
-        Limits { max_request_bytes: config.max_request_bytes, max_clients: config.max_clients };
-    let server = Arc::new(Server::new(shared, limits, config.save_file.clone()));
+    let limits = Limits {
+        max_request_bytes: config.max_request_bytes,
+        max_buffered_bytes: config.max_buffered_bytes,
+        max_clients,
+        protected,
+    };
+    let (stops, mut stop_requests) = mpsc::channel(16);
+    let server = Arc::new(Server::new(shared, limits, config.save_file.clone(), stops.clone()));
 
     let threads = config.threads.unwrap_or_else(|| {
         std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
@@ -56,7 +73,7 @@ fn main() -> ExitCode {
             }
         }
     }
-    // The accept loop and the signals run on the main thread.
+    // The accept loop, the signals and the stop requests run on the main thread.
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -77,34 +94,65 @@ fn main() -> ExitCode {
             Ok(addr) => println!("listening on {addr}"),
             Err(e) => eprintln!("warning: local address unknown: {e}"),
         }
-        tokio::select! {
-            result = Arc::clone(&server).run(listener, workers) => {
-                if let Err(e) = result {
-                    eprintln!("error: {e}");
-                    return ExitCode::FAILURE;
-                }
-                ExitCode::SUCCESS
+        tokio::spawn(async move {
+            let signal = stop_signal().await;
+            println!("{signal}: stopping");
+            // As Redis does with save points configured: a stop request saves first.
+            let _ = stops.send(Stop { save: true, failed: None }).await;
+        });
+        let accepting = tokio::spawn(Arc::clone(&server).run(listener, workers));
+        // The one way the process ends: a stop request, from SHUTDOWN or a signal.
+        while let Some(stop) = stop_requests.recv().await {
+            if !stop.save {
+                println!("stopping without saving");
+                return ExitCode::SUCCESS;
             }
-            signal = stop_signal() => {
-                // As Redis does with save points configured: a stop request saves first.
-                match server.save().await {
-                    Ok(saved) => {
-                        println!(
-                            "{signal}: saved {} filters ({} items) to {}",
-                            saved.filters,
-                            saved.items,
-                            config.save_file.display()
-                        );
-                        ExitCode::SUCCESS
-                    }
-                    Err(e) => {
-                        eprintln!("error: {signal}: cannot save to {}: {e}", config.save_file.display());
-                        ExitCode::FAILURE
+            match server.save().await {
+                Ok(saved) => {
+                    println!(
+                        "saved {} filters ({} items) to {}",
+                        saved.filters,
+                        saved.items,
+                        config.save_file.display()
+                    );
+                    return ExitCode::SUCCESS;
+                }
+                Err(e) => {
+                    let error = format!("ERR saving to {}: {e}", config.save_file.display());
+                    eprintln!("error: {error}");
+                    match stop.failed {
+                        // SHUTDOWN hears of it, and the server goes on, as Redis does.
+                        Some(failed) => drop(failed.send(error)),
+                        // A signal's stop ends the process all the same.
+                        None => return ExitCode::FAILURE,
                     }
                 }
             }
         }
+        accepting.abort();
+        ExitCode::FAILURE
     })
+}
+
+/// Raises the soft limit on open files to fit `max_clients` connections, as far as the hard
+/// limit allows, and returns how many clients then fit (as Redis does at start).
+fn raise_fd_limit(max_clients: usize) -> usize {
+    let wanted = (max_clients as u64).saturating_add(RESERVED_FDS);
+    match rlimit::increase_nofile_limit(wanted) {
+        Ok(limit) if limit >= wanted => max_clients,
+        Ok(limit) => {
+            let fit = limit.saturating_sub(RESERVED_FDS).max(1) as usize;
+            println!(
+                "warning: the open-file limit is {limit}, so at most {fit} clients are served \
+                 (--max-clients {max_clients}); more are refused with an error"
+            );
+            fit
+        }
+        Err(e) => {
+            eprintln!("warning: cannot read or raise the open-file limit: {e}");
+            max_clients
+        }
+    }
 }
 
 /// Waits for SIGINT or SIGTERM, and names it.

@@ -5,10 +5,14 @@
 //!
 //! | bytes | field |
 //! |---|---|
-//! | 8 | magic `LFCSRV\0\x01` (the last byte is the layout version) |
+//! | 8 | magic `LFCSRV\0\x02` (the last byte is the layout version) |
 //! | 8 | number of filters |
-//! | per filter | name length (8), name, capacity (8), max iterations (8), deletes (8), snapshot length (8), the library's snapshot (`FORMAT.md`) |
+//! | per filter | name length (8), name, capacity (8), max iterations (8), bucket size (8), expansion (8), deletes (8), snapshot length (8), the library's snapshot (`FORMAT.md`) |
 //! | 8 | CRC-64/XZ of everything before it |
+//!
+//! Layout version 1, written before `EXPANSION` and `BUCKETSIZE` were kept, lacks the bucket
+//! size and the expansion; it loads with RedisBloom's default bucket size and the expansion
+//! of the filter it holds (0: those servers made fixed filters only).
 //!
 //! Each filter's words come from [`CuckooFilter::write_to`], whose guarantee carries over: every
 //! item whose `CF.ADD` was acknowledged before `SAVE` began, and that no `CF.DEL` removed before
@@ -23,9 +27,13 @@ use std::path::Path;
 use crc::{Crc, Digest, CRC_64_XZ};
 use lockfree_cuckoo::{CuckooFilter, LoadError};
 
-use crate::store::{CreateError, Entry, Settings, Store};
+use lockfree_cuckoo_commands::{Entry, KeyError, Settings, DEFAULT_BUCKET_SIZE};
 
-const MAGIC: [u8; 8] = *b"LFCSRV\0\x01";
+use crate::store::Store;
+
+/// The magic of layout version 2, which this build writes; version 1 differs in its last byte.
+const MAGIC: [u8; 8] = *b"LFCSRV\0\x02";
+const MAGIC_V1: [u8; 8] = *b"LFCSRV\0\x01";
 const CRC: Crc<u64> = Crc::<u64>::new(&CRC_64_XZ);
 
 /// Why a save file could not be loaded.
@@ -135,9 +143,14 @@ pub fn save(store: &Store, path: &Path) -> io::Result<Saved> {
             out.write_all(&(name.len() as u64).to_le_bytes())?;
             out.write_all(name)?;
             let settings = entry.settings;
-            for field in
-                [settings.capacity, settings.max_iterations, entry.deletes(), snapshot.len() as u64]
-            {
+            for field in [
+                settings.capacity,
+                u64::from(settings.max_iterations),
+                u64::from(settings.bucket_size),
+                u64::from(settings.expansion),
+                entry.deletes(),
+                snapshot.len() as u64,
+            ] {
                 out.write_all(&field.to_le_bytes())?;
             }
             out.write_all(&snapshot)?;
@@ -181,9 +194,11 @@ pub fn load(store: &Store, path: &Path) -> Result<usize, PersistError> {
         Checksummed { inner: BufReader::new(file).take(length - 8), digest: CRC.digest() };
     let mut magic = [0; 8];
     input.read_exact(&mut magic)?;
-    if magic != MAGIC {
-        return Err(PersistError::NotASaveFile);
-    }
+    let version = match magic {
+        MAGIC => 2,
+        MAGIC_V1 => 1,
+        _ => return Err(PersistError::NotASaveFile),
+    };
     let count = read_u64(&mut input)?;
     // Each filter takes at least 40 bytes of fields: a count the file cannot hold is refused
     // before anything is reserved for it.
@@ -201,8 +216,14 @@ pub fn load(store: &Store, path: &Path) -> Result<usize, PersistError> {
         if name.len() as u64 != name_len {
             return Err(PersistError::Truncated);
         }
-        let settings =
-            Settings { capacity: read_u64(&mut input)?, max_iterations: read_u64(&mut input)? };
+        let capacity = read_u64(&mut input)?;
+        // Out-of-range settings cannot have been written: the checksum then fails too.
+        let max_iterations = read_u64(&mut input)?.try_into().unwrap_or(u16::MAX);
+        let (bucket_size, expansion) = if version == 1 {
+            (u64::from(DEFAULT_BUCKET_SIZE), None)
+        } else {
+            (read_u64(&mut input)?, Some(read_u64(&mut input)?.try_into().unwrap_or(u16::MAX)))
+        };
         let deletes = read_u64(&mut input)?;
         let snapshot_len = read_u64(&mut input)?;
         let mut snapshot = (&mut input).take(snapshot_len);
@@ -216,6 +237,12 @@ pub fn load(store: &Store, path: &Path) -> Result<usize, PersistError> {
         if snapshot.limit() != 0 {
             return Err(PersistError::Truncated);
         }
+        let settings = Settings {
+            capacity,
+            max_iterations,
+            bucket_size: bucket_size.try_into().unwrap_or(u8::MAX),
+            expansion: expansion.unwrap_or(u16::from(filter.is_growable())),
+        };
         loaded.push((name, Entry::with_filter(filter, settings, deletes)));
     }
     let mut rest = Vec::new();
@@ -227,11 +254,9 @@ pub fn load(store: &Store, path: &Path) -> Result<usize, PersistError> {
         return Err(PersistError::Checksum);
     }
     for (name, entry) in loaded {
-        store.adopt(&name, entry).map_err(|e| match e {
-            CreateError::Exists => {
-                PersistError::DuplicateName(String::from_utf8_lossy(&name).into())
-            }
-            CreateError::OutOfMemory => PersistError::OutOfMemory,
+        store.put(&name, entry).map_err(|e| match e {
+            KeyError::Exists => PersistError::DuplicateName(String::from_utf8_lossy(&name).into()),
+            _ => PersistError::OutOfMemory,
         })?;
     }
     Ok(count as usize)
@@ -273,17 +298,20 @@ impl<R: Read> Read for Checksummed<R> {
 mod tests {
     use super::*;
 
+    const SETTINGS: Settings =
+        Settings { capacity: 1000, max_iterations: 7, bucket_size: 3, expansion: 0 };
+
     fn store_with_two() -> Store {
-        let store = Store::new(1 << 30);
-        let settings = Settings { capacity: 1000, max_iterations: 7 };
-        let a = store.create(b"a", settings).unwrap();
-        let b = store.create(b"b\0\xff", settings).unwrap();
+        let store = Store::new(1 << 30, 1024);
+        // One deleted item, counted as CF.DEL counts it.
+        let a = Entry::with_filter(SETTINGS.build(1 << 30).unwrap(), SETTINGS, 1);
+        let a = store.put(b"a", a).unwrap();
+        let b = store.put(b"b\0\xff", Entry::new(SETTINGS, 1 << 30).unwrap()).unwrap();
         for i in 0..500u32 {
             a.filter.insert(&i).unwrap();
             b.filter.insert(&(i * 3)).unwrap();
         }
         assert!(a.filter.remove(&0u32));
-        a.count_delete();
         store
     }
 
@@ -296,12 +324,12 @@ mod tests {
         assert_eq!(saved.filters, 2);
         assert_eq!(saved.items, 999);
         assert_eq!(saved.bytes, fs::metadata(&path).unwrap().len());
-        let loaded = Store::new(1 << 30);
+        let loaded = Store::new(1 << 30, 1024);
         assert_eq!(load(&loaded, &path).unwrap(), 2);
         loaded.with(b"a", |e| {
             let e = e.unwrap();
             assert_eq!(e.deletes(), 1);
-            assert_eq!(e.settings, Settings { capacity: 1000, max_iterations: 7 });
+            assert_eq!(e.settings, SETTINGS);
             assert!((1..500u32).all(|i| e.filter.contains(&i)));
         });
         loaded.with(b"b\0\xff", |e| {
@@ -315,7 +343,7 @@ mod tests {
     #[test]
     fn a_missing_file_is_an_empty_store() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(load(&Store::new(1 << 30), &dir.path().join("none")).unwrap(), 0);
+        assert_eq!(load(&Store::new(1 << 30, 1024), &dir.path().join("none")).unwrap(), 0);
     }
 
     #[test]
@@ -337,7 +365,7 @@ mod tests {
         cases.push(extended);
         for bytes in cases {
             fs::write(&damaged, &bytes).unwrap();
-            let result = load(&Store::new(1 << 30), &damaged);
+            let result = load(&Store::new(1 << 30, 1024), &damaged);
             assert!(result.is_err(), "{} bytes loaded", bytes.len());
         }
     }
@@ -347,6 +375,6 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("save");
         save(&store_with_two(), &path).unwrap();
-        assert!(matches!(load(&Store::new(1000), &path), Err(PersistError::OutOfMemory)));
+        assert!(matches!(load(&Store::new(1000, 1024), &path), Err(PersistError::OutOfMemory)));
     }
 }

@@ -1,4 +1,5 @@
-//! RESP2: the request parser and the reply encoder.
+//! The request parser: RESP arrays of bulk strings and inline commands (replies are
+//! [`lockfree_cuckoo_commands::Reply`]).
 //!
 //! Requests are arrays of bulk strings (what every client library and `redis-cli` send) or
 //! inline commands (a line of words, for `telnet` and `nc`). The parser works on the bytes a
@@ -8,6 +9,8 @@
 //! holds more than one request's limit plus one read.
 
 use std::fmt;
+
+use lockfree_cuckoo_commands::{parse_i64, Argv};
 
 /// The longest inline command, as in Redis: a line without its newline beyond this is an error.
 pub const MAX_INLINE_BYTES: usize = 64 * 1024;
@@ -219,26 +222,14 @@ fn length_line(buf: &[u8], at: usize) -> Result<Option<(Option<i64>, usize)>, Pr
     Ok(Some((parse_i64(&window[..cr]), at + cr + 2)))
 }
 
-/// A decimal integer with an optional minus sign and nothing else, as Redis reads lengths and
-/// numeric arguments (`string2ll`: no plus sign, no spaces, no leading zeros but `0` itself).
-pub fn parse_i64(digits: &[u8]) -> Option<i64> {
-    let (negative, body) = match digits.split_first() {
-        Some((b'-', rest)) => (true, rest),
-        _ => (false, digits),
-    };
-    if body.is_empty() || (body.len() > 1 && body[0] == b'0') || (negative && body == b"0") {
-        return None;
+impl Argv for Args<'_> {
+    fn len(&self) -> usize {
+        self.spans.len()
     }
-    let mut value: i64 = 0;
-    for &b in body {
-        if !b.is_ascii_digit() {
-            return None;
-        }
-        let digit = i64::from(b - b'0');
-        value = value.checked_mul(10)?;
-        value = if negative { value.checked_sub(digit)? } else { value.checked_add(digit)? };
+
+    fn get(&self, i: usize) -> &[u8] {
+        Args::get(self, i)
     }
-    Some(value)
 }
 
 /// The arguments of one request, the command name first.
@@ -273,53 +264,6 @@ impl<'a> Args<'a> {
     pub fn iter_from(&self, from: usize) -> impl ExactSizeIterator<Item = &'a [u8]> + Clone + 'a {
         let request = self.request;
         self.spans[from.min(self.spans.len())..].iter().map(move |&(s, e)| &request[s..e])
-    }
-}
-
-/// Reply encoding onto a connection's output buffer.
-pub mod reply {
-    /// `+text`
-    pub fn simple(out: &mut Vec<u8>, text: &str) {
-        out.push(b'+');
-        out.extend_from_slice(text.as_bytes());
-        out.extend_from_slice(b"\r\n");
-    }
-
-    /// `-text`: the first word is the error code (`ERR`, `WRONGTYPE`, ...), or the whole text
-    /// for RedisBloom's messages that have none.
-    pub fn error(out: &mut Vec<u8>, text: &str) {
-        out.push(b'-');
-        // A newline inside would end the reply early and desynchronise the client.
-        out.extend(text.bytes().map(|b| if b == b'\r' || b == b'\n' { b' ' } else { b }));
-        out.extend_from_slice(b"\r\n");
-    }
-
-    /// `:n`
-    pub fn int(out: &mut Vec<u8>, n: i64) {
-        out.push(b':');
-        out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
-        out.extend_from_slice(b"\r\n");
-    }
-
-    /// `$len\r\nbytes`
-    pub fn bulk(out: &mut Vec<u8>, bytes: &[u8]) {
-        out.push(b'$');
-        out.extend_from_slice(itoa::Buffer::new().format(bytes.len()).as_bytes());
-        out.extend_from_slice(b"\r\n");
-        out.extend_from_slice(bytes);
-        out.extend_from_slice(b"\r\n");
-    }
-
-    /// `$-1`, the null bulk string.
-    pub fn null(out: &mut Vec<u8>) {
-        out.extend_from_slice(b"$-1\r\n");
-    }
-
-    /// `*n`: the header of an array whose `n` elements follow.
-    pub fn array(out: &mut Vec<u8>, n: usize) {
-        out.push(b'*');
-        out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
-        out.extend_from_slice(b"\r\n");
     }
 }
 
@@ -425,28 +369,5 @@ mod tests {
         fits.extend_from_slice(b"\r\n");
         assert_eq!(fits.len(), 1000);
         assert_eq!(parse_all(&fits, limit).unwrap().len(), 1);
-    }
-
-    #[test]
-    fn integers_as_redis_reads_them() {
-        assert_eq!(parse_i64(b"0"), Some(0));
-        assert_eq!(parse_i64(b"-12"), Some(-12));
-        assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
-        assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
-        for bad in [&b""[..], b"-", b"+1", b"01", b"-0", b"1 ", b"9223372036854775808", b"1e3"] {
-            assert_eq!(parse_i64(bad), None, "{bad:?}");
-        }
-    }
-
-    #[test]
-    fn replies() {
-        let mut out = Vec::new();
-        reply::simple(&mut out, "OK");
-        reply::error(&mut out, "ERR a\r\nb");
-        reply::int(&mut out, -3);
-        reply::bulk(&mut out, b"hi");
-        reply::null(&mut out);
-        reply::array(&mut out, 2);
-        assert_eq!(out, b"+OK\r\n-ERR a  b\r\n:-3\r\n$2\r\nhi\r\n$-1\r\n*2\r\n");
     }
 }

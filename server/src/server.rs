@@ -7,19 +7,21 @@
 //! it if it did).
 
 use std::io;
+use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use lockfree_cuckoo_commands::write_error;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::runtime::Handle;
-use tokio::sync::Mutex;
+use tokio::sync::{mpsc, oneshot, Mutex};
 
-use crate::commands::{execute, Next, Shared};
+use crate::commands::{execute, Next, Session, Shared};
 use crate::persist;
-use crate::resp::{reply, Parsed, Parser};
+use crate::resp::{Parsed, Parser};
 
 /// Replies are written once this much has piled up, even mid-batch.
 const FLUSH_AT: usize = 64 * 1024;
@@ -31,8 +33,23 @@ const READ_CHUNK: usize = 16 * 1024;
 pub struct Limits {
     /// Largest request in bytes.
     pub max_request_bytes: usize,
+    /// Most bytes of partial requests all connections together may hold; a connection whose
+    /// request would take the total over it is told so and closed.
+    pub max_buffered_bytes: usize,
     /// Most connections at once; more are told so and closed.
     pub max_clients: usize,
+    /// Protected mode: with no password, serve loopback clients only (as Redis does).
+    pub protected: bool,
+}
+
+/// A request to end the process: from `SHUTDOWN` (which hears back if the save failed, and the
+/// server goes on) or from a signal.
+#[derive(Debug)]
+pub struct Stop {
+    /// Save first.
+    pub save: bool,
+    /// Where a failed save is reported, for `SHUTDOWN`'s reply.
+    pub failed: Option<oneshot::Sender<String>>,
 }
 
 /// The server: shared state, limits and the save file.
@@ -44,17 +61,28 @@ pub struct Server {
     /// One save at a time (see [`save`](Self::save)).
     saving: Mutex<()>,
     next_client_id: AtomicU64,
+    /// Bytes of partial requests held by all connections (Relaxed: a bound on a sum).
+    buffered: AtomicUsize,
+    /// Where `SHUTDOWN` asks the main loop to stop: the one way the process ends.
+    stops: mpsc::Sender<Stop>,
 }
 
 impl Server {
-    /// A server over `shared`, saving to `save_path`.
-    pub fn new(shared: Shared, limits: Limits, save_path: PathBuf) -> Self {
+    /// A server over `shared`, saving to `save_path`, sending stop requests to `stops`.
+    pub fn new(
+        shared: Shared,
+        limits: Limits,
+        save_path: PathBuf,
+        stops: mpsc::Sender<Stop>,
+    ) -> Self {
         Self {
             shared,
             limits,
             save_path,
             saving: Mutex::new(()),
             next_client_id: AtomicU64::new(1),
+            buffered: AtomicUsize::new(0),
+            stops,
         }
     }
 
@@ -78,8 +106,9 @@ impl Server {
     ) -> io::Result<()> {
         assert!(!workers.is_empty(), "a server needs at least one worker");
         for worker in workers.iter().cycle() {
-            let stream = match listener.accept().await.and_then(|(s, _)| s.into_std()) {
-                Ok(stream) => stream,
+            let accepted = listener.accept().await;
+            let (stream, peer) = match accepted.and_then(|(s, peer)| Ok((s.into_std()?, peer))) {
+                Ok(accepted) => accepted,
                 Err(e) => {
                     // Out of file descriptors and the like: the connections that exist go on;
                     // wait a moment rather than spin.
@@ -92,7 +121,7 @@ impl Server {
             worker.spawn(async move {
                 // Registered with the worker's own reactor, inside its runtime.
                 match TcpStream::from_std(stream) {
-                    Ok(stream) => server.connection(stream).await,
+                    Ok(stream) => server.connection(stream, peer).await,
                     Err(e) => eprintln!("accept: {e}"),
                 }
             });
@@ -100,12 +129,22 @@ impl Server {
         unreachable!("cycle over a non-empty list never ends")
     }
 
-    async fn connection(self: Arc<Self>, mut stream: TcpStream) {
+    async fn connection(self: Arc<Self>, mut stream: TcpStream, peer: SocketAddr) {
         // Relaxed: a count for a bound and for INFO, it publishes nothing.
         let open = self.shared.clients.fetch_add(1, Ordering::Relaxed) + 1;
-        if open > self.limits.max_clients {
+        let refusal = if open > self.limits.max_clients {
+            Some("ERR max number of clients reached")
+        } else if self.limits.protected
+            && self.shared.password.is_none()
+            && !peer.ip().to_canonical().is_loopback()
+        {
+            Some(PROTECTED)
+        } else {
+            None
+        };
+        if let Some(refusal) = refusal {
             let mut out = Vec::new();
-            reply::error(&mut out, "ERR max number of clients reached");
+            write_error(&mut out, refusal);
             let _ = stream.write_all(&out).await;
         } else {
             let _ = stream.set_nodelay(true);
@@ -117,9 +156,22 @@ impl Server {
     }
 
     async fn serve(self: &Arc<Self>, stream: &mut TcpStream, id: u64) -> io::Result<()> {
+        let mut held = Held { total: &self.buffered, bytes: 0 };
+        let result = self.serve_holding(stream, id, &mut held).await;
+        drop(held);
+        result
+    }
+
+    async fn serve_holding(
+        self: &Arc<Self>,
+        stream: &mut TcpStream,
+        id: u64,
+        held: &mut Held<'_>,
+    ) -> io::Result<()> {
         let mut input: Vec<u8> = Vec::with_capacity(READ_CHUNK);
         let mut out: Vec<u8> = Vec::with_capacity(READ_CHUNK);
         let mut parser = Parser::new(self.limits.max_request_bytes);
+        let mut session = Session::new(id, &self.shared);
         loop {
             if input.capacity() - input.len() < READ_CHUNK / 2 {
                 input.reserve(READ_CHUNK);
@@ -128,33 +180,44 @@ impl Server {
                 // The client went away, perhaps mid-request: nothing of it was run.
                 return Ok(());
             }
+            // What this connection holds beyond its first buffer counts against the total.
+            if !held.set(input.capacity().saturating_sub(4 * READ_CHUNK), &self.limits) {
+                write_error(&mut out, BUFFERS_FULL);
+                return stream.write_all(&out).await;
+            }
             let mut start = 0;
             loop {
                 let request = &input[start..];
                 match parser.parse(request) {
                     Ok(Parsed::Request(len)) => {
                         let args = parser.args(request);
-                        match execute(&self.shared, id, args, &mut out) {
+                        match execute(&self.shared, &mut session, &args, &mut out) {
                             Next::Continue => {}
                             Next::Save => {
                                 if self.save_replying(&mut out).await {
-                                    reply::simple(&mut out, "OK");
+                                    out.extend_from_slice(b"+OK\r\n");
                                 }
                             }
                             Next::Shutdown { save } => {
-                                if !save || self.save_replying(&mut out).await {
-                                    println!("shutting down on request");
-                                    std::process::exit(0);
+                                let (failed, failure) = oneshot::channel();
+                                let stop = Stop { save, failed: Some(failed) };
+                                if self.stops.send(stop).await.is_ok() {
+                                    // Heard back only if the save failed; else the process ends.
+                                    if let Ok(error) = failure.await {
+                                        write_error(&mut out, &error);
+                                    }
                                 }
                             }
                             Next::Quit => return stream.write_all(&out).await,
+                            // Nothing more of this connection runs, and nothing is answered.
+                            Next::Close => return Ok(()),
                         }
                         start += len;
                     }
                     Ok(Parsed::Nothing(len)) => start += len,
                     Ok(Parsed::Incomplete) => break,
                     Err(e) => {
-                        reply::error(&mut out, &e.to_string());
+                        write_error(&mut out, &e.to_string());
                         return stream.write_all(&out).await;
                     }
                 }
@@ -176,6 +239,7 @@ impl Server {
             // A buffer grown for one large request goes back to its usual size.
             if input.is_empty() && input.capacity() > 4 * READ_CHUNK {
                 input = Vec::with_capacity(READ_CHUNK);
+                held.set(0, &self.limits);
             }
         }
     }
@@ -200,8 +264,48 @@ impl Server {
     async fn save_replying(self: &Arc<Self>, out: &mut Vec<u8>) -> bool {
         let result = self.save().await;
         if let Err(e) = &result {
-            reply::error(out, &format!("ERR saving to {}: {e}", self.save_path.display()));
+            write_error(out, &format!("ERR saving to {}: {e}", self.save_path.display()));
         }
         result.is_ok()
+    }
+}
+
+/// Redis's text for a client refused by protected mode.
+const PROTECTED: &str = "DENIED Running in protected mode because no password is set: only \
+    loopback clients are served. Set a password with --requirepass, or, if you are sure, turn \
+    protected mode off with --protected-mode no";
+
+const BUFFERS_FULL: &str =
+    "ERR the server's buffers for partial requests are full (--max-buffered-bytes)";
+
+/// A connection's share of the bytes of partial requests, given back when it ends.
+struct Held<'a> {
+    total: &'a AtomicUsize,
+    bytes: usize,
+}
+
+impl Held<'_> {
+    /// Makes this connection's share `bytes`; false, and the share unchanged, if that would
+    /// take the total over the limit.
+    fn set(&mut self, bytes: usize, limits: &Limits) -> bool {
+        if bytes > self.bytes {
+            let more = bytes - self.bytes;
+            // Relaxed: a bound on a sum, it publishes nothing.
+            let before = self.total.fetch_add(more, Ordering::Relaxed);
+            if before + more > limits.max_buffered_bytes {
+                self.total.fetch_sub(more, Ordering::Relaxed);
+                return false;
+            }
+        } else {
+            self.total.fetch_sub(self.bytes - bytes, Ordering::Relaxed);
+        }
+        self.bytes = bytes;
+        true
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        self.total.fetch_sub(self.bytes, Ordering::Relaxed);
     }
 }

@@ -1,223 +1,129 @@
 //! The named filters that every connection shares.
 //!
-//! The map from names to filters is an immutable `HashMap` behind an [`ArcSwap`]: a command
-//! loads the current map without a lock, finds its filter and works on it through `&self`, as
-//! the library intends. Creating or deleting a filter (`CF.RESERVE`, the first `CF.ADD` to a
-//! new name, `DEL`) copies the map and swaps the copy in; those are rare next to the item
-//! commands, and a copy of a map of `Arc`s is cheap.
+//! The map from names to filters is a lock-free concurrent hash map: a command finds its
+//! filter without a lock and works on it through `&self`, as the library intends, and creating
+//! or deleting a filter costs the same however many exist.
 //!
-//! Memory is bounded: the tables of all filters together never exceed the configured maximum,
-//! checked before a table is allocated.
+//! Memory is bounded: the tables of all filters as they were created (or loaded) never exceed
+//! the configured maximum, checked before a table is allocated; a growable filter grows up to
+//! that maximum on its own, and what its growth adds is not counted against the others.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use arc_swap::ArcSwap;
-use lockfree_cuckoo::CuckooFilter;
+use lockfree_cuckoo_commands::{Entry, KeyError, Keyspace, Loads, Settings};
 
-/// The `CF.RESERVE` parameters a filter was created with, as the client gave them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Settings {
-    /// The capacity asked for; the filter accepts at least this many distinct items.
-    pub capacity: u64,
-    /// `MAXITERATIONS`: kept and reported; the library's insert bounds its own search (a
-    /// breadth-first search of at most five relocations), so it does not change behaviour.
-    pub max_iterations: u64,
-}
+type Map = papaya::HashMap<Box<[u8]>, Held>;
 
-/// One named filter.
+/// A filter in the map, with the bytes counted for it when it was added.
 #[derive(Debug)]
-pub struct Entry {
-    /// The filter itself.
-    pub filter: CuckooFilter,
-    /// What it was created with.
-    pub settings: Settings,
-    /// Successful `CF.DEL`s, for `CF.INFO`'s "Number of items deleted" (a statistic: Relaxed,
-    /// it orders nothing).
-    deletes: AtomicU64,
+struct Held {
+    entry: Arc<Entry>,
+    bytes: usize,
 }
-
-impl Entry {
-    /// A filter with these settings, or `None` if the table cannot be allocated.
-    pub fn new(settings: Settings) -> Option<Self> {
-        let capacity = usize::try_from(settings.capacity).ok()?;
-        let filter = CuckooFilter::builder().capacity(capacity).try_build().ok()?;
-        Some(Self::with_filter(filter, settings, 0))
-    }
-
-    /// An entry around an existing filter (one loaded from a save file).
-    pub fn with_filter(filter: CuckooFilter, settings: Settings, deletes: u64) -> Self {
-        Self { filter, settings, deletes: AtomicU64::new(deletes) }
-    }
-
-    /// How many `CF.DEL`s removed an item.
-    pub fn deletes(&self) -> u64 {
-        self.deletes.load(Ordering::Relaxed)
-    }
-
-    /// Counts one successful `CF.DEL`.
-    pub fn count_delete(&self) {
-        self.deletes.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-/// Why a filter was not created.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CreateError {
-    /// The name is taken (`CF.RESERVE` only; an implicit create uses the existing filter).
-    Exists,
-    /// The table would take the filters' memory over the configured maximum, or could not be
-    /// allocated.
-    OutOfMemory,
-}
-
-type Map = HashMap<Box<[u8]>, Arc<Entry>>;
 
 /// The shared map of named filters.
 #[derive(Debug)]
 pub struct Store {
-    map: ArcSwap<Map>,
+    map: Map,
     max_memory: usize,
-    /// Bytes of all tables in the map, plus estimates for tables being built. Only the
-    /// accounting reads it (Relaxed: a bound on a sum, not a publication).
+    /// Capacity of a filter that `CF.ADD` or `CF.INSERT` creates without one.
+    default_capacity: u64,
+    /// Bytes of all tables in the map when they were added, plus estimates for tables being
+    /// built. Only the accounting reads it (Relaxed: a bound on a sum, not a publication).
     used: AtomicUsize,
+    /// `CF.LOADCHUNK` transfers under way, within the same maximum.
+    loads: Loads,
 }
 
 impl Store {
-    /// An empty store whose filters may take `max_memory` bytes in all.
-    pub fn new(max_memory: usize) -> Self {
-        Self { map: ArcSwap::from_pointee(Map::new()), max_memory, used: AtomicUsize::new(0) }
+    /// An empty store whose filters may take `max_memory` bytes in all, creating filters of
+    /// `default_capacity` for `CF.ADD` to a new name.
+    pub fn new(max_memory: usize, default_capacity: u64) -> Self {
+        Self {
+            map: Map::new(),
+            max_memory,
+            default_capacity,
+            used: AtomicUsize::new(0),
+            loads: Loads::new(max_memory),
+        }
     }
 
     /// Runs `f` on the filter named `name`, or on `None` if there is none.
     pub fn with<R>(&self, name: &[u8], f: impl FnOnce(Option<&Entry>) -> R) -> R {
-        let map = self.map.load();
-        f(map.get(name).map(|entry| &**entry))
+        let map = self.map.pin();
+        f(map.get(name).map(|held| &*held.entry))
     }
 
-    /// Runs `f` on the filter named `name`, creating it with `settings` first if there is none.
+    /// Adds `entry` (new, or loaded from a save file) under `name`, its memory counted.
     ///
     /// # Errors
     ///
-    /// [`CreateError::OutOfMemory`] when it had to be created and could not be.
-    pub fn with_or_create<R>(
-        &self,
-        name: &[u8],
-        settings: Settings,
-        f: impl FnOnce(&Entry) -> R,
-    ) -> Result<R, CreateError> {
-        {
-            let map = self.map.load();
-            if let Some(entry) = map.get(name) {
-                return Ok(f(entry));
-            }
-        }
-        let entry = match self.create(name, settings) {
-            Ok(entry) => entry,
-            // Another connection created it meanwhile: use theirs, as if it had been first.
-            Err(CreateError::Exists) => match self.map.load().get(name) {
-                Some(entry) => Arc::clone(entry),
-                None => return self.with_or_create(name, settings, f),
-            },
-            Err(e) => return Err(e),
-        };
-        Ok(f(&entry))
-    }
-
-    /// Creates an empty filter named `name`.
-    ///
-    /// # Errors
-    ///
-    /// [`CreateError::Exists`] if the name is taken, [`CreateError::OutOfMemory`] if the table
-    /// does not fit.
-    pub fn create(&self, name: &[u8], settings: Settings) -> Result<Arc<Entry>, CreateError> {
-        if self.map.load().contains_key(name) {
-            return Err(CreateError::Exists);
-        }
-        // A bound on the table's size before it exists: 2.2 bytes an item for large tables
-        // (the library's sizing), and room for the small-table reserve and the filter's fixed
-        // parts.
-        let estimate = usize::try_from(settings.capacity).unwrap_or(usize::MAX).saturating_mul(11)
-            / 5
-            + (1 << 16);
-        self.reserve(estimate)?;
-        let Some(entry) = Entry::new(settings) else {
-            self.release(estimate);
-            return Err(CreateError::OutOfMemory);
-        };
-        let actual = entry.filter.memory_usage();
-        self.used.fetch_add(actual, Ordering::Relaxed);
-        self.release(estimate);
-        self.insert(name, Arc::new(entry))
-    }
-
-    /// Adds a filter that already exists (loaded from a save file) under `name`.
-    ///
-    /// # Errors
-    ///
-    /// As [`create`](Self::create).
-    pub fn adopt(&self, name: &[u8], entry: Entry) -> Result<Arc<Entry>, CreateError> {
+    /// [`KeyError::Exists`] if the name is taken, [`KeyError::OutOfMemory`] if it does not fit.
+    pub fn put(&self, name: &[u8], entry: Entry) -> Result<Arc<Entry>, KeyError> {
         let bytes = entry.filter.memory_usage();
         self.reserve(bytes)?;
-        self.insert(name, Arc::new(entry))
+        let entry = Arc::new(entry);
+        let held = Held { entry: Arc::clone(&entry), bytes };
+        match self.map.pin().try_insert(name.into(), held) {
+            Ok(_) => Ok(entry),
+            Err(_) => {
+                self.release(bytes);
+                Err(KeyError::Exists)
+            }
+        }
     }
 
-    /// Puts `entry`, whose memory is already counted, in the map unless `name` is taken.
-    fn insert(&self, name: &[u8], entry: Arc<Entry>) -> Result<Arc<Entry>, CreateError> {
-        let mut taken = false;
-        self.map.rcu(|map| {
-            taken = map.contains_key(name);
-            if taken {
-                return Arc::clone(map);
-            }
-            let mut next = Map::clone(map);
-            next.insert(name.into(), Arc::clone(&entry));
-            Arc::new(next)
-        });
-        if taken {
-            self.release(entry.filter.memory_usage());
-            return Err(CreateError::Exists);
-        }
-        Ok(entry)
+    /// Builds an empty filter with `settings` within the memory maximum.
+    fn build(&self, settings: &Settings) -> Result<Entry, KeyError> {
+        let estimate = settings.first_table_bound();
+        self.reserve(estimate)?;
+        let built = Entry::new(*settings, self.max_memory);
+        self.release(estimate);
+        built.map_err(|_| KeyError::OutOfMemory)
     }
 
     /// Deletes the named filters; returns how many existed.
-    pub fn delete<'a>(&self, names: impl Iterator<Item = &'a [u8]> + Clone) -> usize {
-        let mut removed = Vec::new();
-        self.map.rcu(|map| {
-            removed.clear();
-            let mut next = Map::clone(map);
-            for name in names.clone() {
-                if let Some(entry) = next.remove(name) {
-                    removed.push(entry);
-                }
+    pub fn delete<'a>(&self, names: impl Iterator<Item = &'a [u8]>) -> usize {
+        let map = self.map.pin();
+        let mut removed = 0;
+        for name in names {
+            if let Some(held) = map.remove(name) {
+                self.release(held.bytes);
+                removed += 1;
             }
-            Arc::new(next)
-        });
-        for entry in &removed {
-            self.release(entry.filter.memory_usage());
         }
-        removed.len()
+        removed
+    }
+
+    /// Deletes every filter and every transfer under way (`FLUSHDB`, `FLUSHALL`).
+    pub fn clear(&self) {
+        let map = self.map.pin();
+        for name in map.keys() {
+            if let Some(held) = map.remove(name) {
+                self.release(held.bytes);
+            }
+        }
+        self.loads.clear();
     }
 
     /// The filters as they are now, sorted by name (for `SAVE`).
     pub fn entries(&self) -> Vec<(Box<[u8]>, Arc<Entry>)> {
-        let map = self.map.load();
-        let mut all: Vec<_> = map.iter().map(|(k, v)| (k.clone(), Arc::clone(v))).collect();
+        let map = self.map.pin();
+        let mut all: Vec<_> = map.iter().map(|(k, v)| (k.clone(), Arc::clone(&v.entry))).collect();
         all.sort_by(|a, b| a.0.cmp(&b.0));
         all
     }
 
     /// How many of the names exist.
     pub fn count_existing<'a>(&self, names: impl Iterator<Item = &'a [u8]>) -> usize {
-        let map = self.map.load();
+        let map = self.map.pin();
         names.filter(|name| map.contains_key(*name)).count()
     }
 
     /// How many filters there are.
     pub fn len(&self) -> usize {
-        self.map.load().len()
+        self.map.len()
     }
 
     /// Whether there are none.
@@ -225,7 +131,7 @@ impl Store {
         self.len() == 0
     }
 
-    /// Bytes of all tables.
+    /// Bytes of all tables, as counted when each filter was added.
     pub fn used_memory(&self) -> usize {
         self.used.load(Ordering::Relaxed)
     }
@@ -235,11 +141,11 @@ impl Store {
         self.max_memory
     }
 
-    fn reserve(&self, bytes: usize) -> Result<(), CreateError> {
+    fn reserve(&self, bytes: usize) -> Result<(), KeyError> {
         let mut used = self.used.load(Ordering::Relaxed);
         loop {
             let next = used.checked_add(bytes).filter(|&n| n <= self.max_memory);
-            let Some(next) = next else { return Err(CreateError::OutOfMemory) };
+            let Some(next) = next else { return Err(KeyError::OutOfMemory) };
             match self.used.compare_exchange_weak(used, next, Ordering::Relaxed, Ordering::Relaxed)
             {
                 Ok(_) => return Ok(()),
@@ -253,19 +159,65 @@ impl Store {
     }
 }
 
+impl Keyspace for Store {
+    fn read<R>(&self, key: &[u8], f: impl FnOnce(Option<&Entry>) -> R) -> Result<R, KeyError> {
+        Ok(self.with(key, f))
+    }
+
+    fn read_or_create<R>(
+        &self,
+        key: &[u8],
+        settings: &Settings,
+        f: impl FnOnce(&Entry) -> R,
+    ) -> Result<R, KeyError> {
+        let map = self.map.pin();
+        if let Some(held) = map.get(key) {
+            return Ok(f(&held.entry));
+        }
+        match self.build(settings).and_then(|entry| self.put(key, entry)) {
+            Ok(entry) => Ok(f(&entry)),
+            // Another connection created it meanwhile: use theirs, as if it had been first.
+            Err(KeyError::Exists) => match map.get(key) {
+                Some(held) => Ok(f(&held.entry)),
+                None => self.read_or_create(key, settings, f),
+            },
+            Err(e) => Err(e),
+        }
+    }
+
+    fn create(&self, key: &[u8], settings: &Settings) -> Result<(), KeyError> {
+        if self.map.pin().contains_key(key) {
+            return Err(KeyError::Exists);
+        }
+        self.put(key, self.build(settings)?).map(drop)
+    }
+
+    fn adopt(&self, key: &[u8], entry: Entry) -> Result<(), KeyError> {
+        self.put(key, entry).map(drop)
+    }
+
+    fn loads(&self) -> &Loads {
+        &self.loads
+    }
+
+    fn default_capacity(&self) -> u64 {
+        self.default_capacity
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const SMALL: Settings = Settings { capacity: 1000, max_iterations: 20 };
+    const SMALL: Settings = Settings::with_capacity(1000);
 
     #[test]
     fn create_use_delete() {
-        let store = Store::new(1 << 30);
-        store.create(b"a", SMALL).unwrap();
-        assert_eq!(store.create(b"a", SMALL).unwrap_err(), CreateError::Exists);
+        let store = Store::new(1 << 30, 1024);
+        store.create(b"a", &SMALL).unwrap();
+        assert_eq!(store.create(b"a", &SMALL).unwrap_err(), KeyError::Exists);
         store.with(b"a", |e| e.unwrap().filter.insert(b"x".as_slice()).unwrap());
-        let found = store.with_or_create(b"a", SMALL, |e| e.filter.contains(b"x".as_slice()));
+        let found = store.read_or_create(b"a", &SMALL, |e| e.filter.contains(b"x".as_slice()));
         assert_eq!(found, Ok(true));
         assert!(store.used_memory() > 0);
         assert_eq!(store.delete([&b"a"[..], b"b"].into_iter()), 1);
@@ -275,19 +227,22 @@ mod tests {
 
     #[test]
     fn memory_is_bounded_before_allocation() {
-        let store = Store::new(1 << 20);
-        let huge = Settings { capacity: u64::MAX, max_iterations: 20 };
-        assert_eq!(store.create(b"h", huge).unwrap_err(), CreateError::OutOfMemory);
-        let big = Settings { capacity: 10_000_000, max_iterations: 20 };
-        assert_eq!(store.create(b"b", big).unwrap_err(), CreateError::OutOfMemory);
+        let store = Store::new(1 << 20, 1024);
+        let huge = Settings::with_capacity(u64::MAX);
+        assert_eq!(store.create(b"h", &huge).unwrap_err(), KeyError::OutOfMemory);
+        let big = Settings::with_capacity(10_000_000);
+        assert_eq!(store.create(b"b", &big).unwrap_err(), KeyError::OutOfMemory);
         assert_eq!(store.used_memory(), 0);
         assert!(store.is_empty());
-        store.create(b"s", SMALL).unwrap();
+        store.create(b"s", &SMALL).unwrap();
+        store.clear();
+        assert_eq!(store.used_memory(), 0);
+        assert!(store.is_empty());
     }
 
     #[test]
     fn racing_implicit_creates_share_one_filter() {
-        let store = Arc::new(Store::new(1 << 30));
+        let store = Arc::new(Store::new(1 << 30, 1024));
         let threads: Vec<_> = (0..4u32)
             .map(|t| {
                 let store = Arc::clone(&store);
@@ -295,7 +250,7 @@ mod tests {
                     for i in 0..100u32 {
                         let name = format!("f{}", i % 10);
                         store
-                            .with_or_create(name.as_bytes(), SMALL, |e| {
+                            .read_or_create(name.as_bytes(), &SMALL, |e| {
                                 e.filter.insert(&(t, i)).unwrap()
                             })
                             .unwrap();

@@ -164,7 +164,7 @@ fn reply_len(buf: &[u8]) -> Option<usize> {
     let line = std::str::from_utf8(&buf[1..line_end]).unwrap();
     let after = line_end + 2;
     match buf[0] {
-        b'+' | b'-' | b':' => Some(after),
+        b'+' | b'-' | b':' | b'#' | b'_' => Some(after),
         b'$' => {
             let len: i64 = line.parse().unwrap();
             if len < 0 {
@@ -173,9 +173,10 @@ fn reply_len(buf: &[u8]) -> Option<usize> {
             let end = after + len as usize + 2;
             (buf.len() >= end).then_some(end)
         }
-        b'*' => {
+        b'*' | b'%' => {
+            let pairs = if buf[0] == b'%' { 2 } else { 1 };
             let mut at = after;
-            for _ in 0..line.parse::<i64>().unwrap().max(0) {
+            for _ in 0..line.parse::<i64>().unwrap().max(0) * pairs {
                 at += reply_len(&buf[at..])?;
             }
             Some(at)
