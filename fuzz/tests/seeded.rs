@@ -48,3 +48,59 @@ fn random_and_damaged_snapshots_load_or_fail_cleanly() {
         load(&noise);
     }
 }
+
+#[test]
+fn random_requests_get_one_whole_reply_each() {
+    use lockfree_cuckoo_fuzz::commands;
+    let words: [&[u8]; 12] = [
+        b"f",
+        b"g",
+        b"ITEMS",
+        b"CAPACITY",
+        b"NOCREATE",
+        b"EXPANSION",
+        b"BUCKETSIZE",
+        b"0",
+        b"1",
+        b"100",
+        b"-1",
+        b"\r\nx",
+    ];
+    for seed in 0..300 {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let mut requests: Vec<Vec<Vec<u8>>> = Vec::new();
+        for _ in 0..rng.random_range(1..40) {
+            let mut request = vec![vec![rng.random::<u8>()]];
+            for _ in 0..rng.random_range(0..6) {
+                request.push(words[rng.random_range(0..words.len())].to_vec());
+            }
+            requests.push(request);
+        }
+        commands(&requests);
+    }
+}
+
+#[test]
+fn random_input_parses_the_same_in_two_pieces() {
+    use lockfree_cuckoo_fuzz::resp;
+    let pieces: [&[u8]; 10] = [
+        b"*2\r\n",
+        b"$4\r\nPING\r\n",
+        b"$1\r\nx\r\n",
+        b"PING a\r\n",
+        b"\n",
+        b"*0\r\n",
+        b"$-1\r\n",
+        b"*x\r\n",
+        b":1\r\n",
+        b"\r\n",
+    ];
+    for seed in 0..2_000 {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let mut data = vec![rng.random()];
+        for _ in 0..rng.random_range(0..12) {
+            data.extend_from_slice(pieces[rng.random_range(0..pieces.len())]);
+        }
+        resp(&data);
+    }
+}

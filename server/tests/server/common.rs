@@ -21,11 +21,23 @@ impl Server {
 
     /// Starts the server, or returns what it printed if it exits instead.
     pub fn try_start(dir: &Path, extra: &[&str]) -> Result<Server, String> {
+        Self::try_start_in(Command::new(env!("CARGO_BIN_EXE_lockfree-cuckoo-server")), dir, extra)
+    }
+
+    /// Starts the server under an open-file limit (soft and hard) of `files`.
+    pub fn start_with_file_limit(dir: &Path, extra: &[&str], files: u32) -> Server {
+        let mut shell = Command::new("sh");
+        shell.arg("-c").arg(format!("ulimit -n {files} && exec \"$0\" \"$@\""));
+        shell.arg(env!("CARGO_BIN_EXE_lockfree-cuckoo-server"));
+        Self::try_start_in(shell, dir, extra).unwrap_or_else(|e| panic!("did not start: {e}"))
+    }
+
+    fn try_start_in(mut command: Command, dir: &Path, extra: &[&str]) -> Result<Server, String> {
         let save_file = match extra.iter().position(|&a| a == "--save-file") {
             Some(i) => PathBuf::from(extra[i + 1]),
             None => dir.join("filters.save"),
         };
-        let mut child = Command::new(env!("CARGO_BIN_EXE_lockfree-cuckoo-server"))
+        let mut child = command
             .args(["--port", "0", "--save-file"])
             .arg(&save_file)
             .args(extra.iter().filter(|&&a| a != "--save-file" && Path::new(a) != save_file))
@@ -59,7 +71,12 @@ impl Server {
 
     /// A plain socket to the server.
     pub fn raw(&self) -> Raw {
-        let stream = TcpStream::connect(("127.0.0.1", self.port)).expect("connect");
+        self.raw_to(std::net::Ipv4Addr::LOCALHOST.into())
+    }
+
+    /// A plain socket to the server at `address` (one of this machine's).
+    pub fn raw_to(&self, address: std::net::IpAddr) -> Raw {
+        let stream = TcpStream::connect((address, self.port)).expect("connect");
         stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
         Raw { stream, pending: Vec::new() }
     }

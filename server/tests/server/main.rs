@@ -6,3 +6,4 @@ mod common;
 mod persistence;
 mod redis_tools;
 mod replies;
+mod security;
