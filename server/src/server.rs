@@ -180,8 +180,9 @@ impl Server {
                 // The client went away, perhaps mid-request: nothing of it was run.
                 return Ok(());
             }
-            // What this connection holds beyond its first buffer counts against the total.
-            if !held.set(input.capacity().saturating_sub(4 * READ_CHUNK), &self.limits) {
+            // The bytes of a partial request beyond a first buffer's worth count against the
+            // total (the buffer's capacity is at most twice them).
+            if !held.set(input.len().saturating_sub(4 * READ_CHUNK), &self.limits) {
                 write_error(&mut out, BUFFERS_FULL);
                 return stream.write_all(&out).await;
             }
@@ -227,6 +228,7 @@ impl Server {
                 }
             }
             input.drain(..start);
+            held.set(input.len().saturating_sub(4 * READ_CHUNK), &self.limits);
             if !out.is_empty() {
                 // Let the other connections whose requests arrived in the same wake-up run
                 // first, so that their replies leave together: a client serving many

@@ -98,6 +98,37 @@ fn the_request_limit_bounds_memory() {
 }
 
 #[test]
+fn partial_requests_are_bounded_in_total() {
+    let dir = tempfile::tempdir().unwrap();
+    let limit = 5 << 20;
+    let mut server =
+        start_with_kept_item(dir.path(), &["--max-buffered-bytes", &limit.to_string()]);
+    // Each client sends 2 MiB of a 3 MiB request, within the per-request limit: the first two
+    // fit in the total of 5 MiB (the first 64 KiB a connection holds are not counted), the
+    // third not.
+    let head = b"*3\r\n$6\r\nCF.ADD\r\n$4\r\nkept\r\n$3145728\r\n";
+    let body = vec![b'x'; 2 << 20];
+    let mut clients: Vec<_> = (0..3).map(|_| server.raw()).collect();
+    for (i, c) in clients.iter_mut().enumerate() {
+        // The third may be closed while it writes.
+        let _ = c.stream.write_all(head);
+        let _ = c.stream.write_all(&body);
+        if i < 2 {
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+    let refused = clients.pop().unwrap().until_closed();
+    assert!(refused.contains("buffers for partial requests are full"), "{refused}");
+    // The first two finish their requests and are served.
+    for c in &mut clients {
+        c.stream.write_all(&vec![b'x'; (3 << 20) - (2 << 20)]).unwrap();
+        c.stream.write_all(b"\r\n").unwrap();
+        assert_eq!(c.reply(), ":1\r\n");
+    }
+    assert_still_serving(&mut server);
+}
+
+#[test]
 fn unknown_commands_and_wrong_arity_keep_the_connection() {
     let dir = tempfile::tempdir().unwrap();
     let mut server = start_with_kept_item(dir.path(), &[]);
