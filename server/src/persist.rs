@@ -42,8 +42,10 @@ const CRC: Crc<u64> = Crc::<u64>::new(&CRC_64_XZ);
 pub enum PersistError {
     /// Reading or writing the file failed.
     Io(io::Error),
-    /// The file does not start with the save file's magic bytes, or has another layout version.
+    /// The file does not start with the save file's magic bytes.
     NotASaveFile,
+    /// The file is a save file of a layout this build does not read (a later one).
+    UnsupportedLayout(u8),
     /// The file ends early, or a length in it is impossible.
     Truncated,
     /// The checksum at the end does not match the contents.
@@ -72,6 +74,11 @@ impl fmt::Display for PersistError {
         match self {
             Self::Io(e) => write!(f, "{e}"),
             Self::NotASaveFile => f.write_str("not a lockfree-cuckoo-server save file"),
+            Self::UnsupportedLayout(found) => write!(
+                f,
+                "the save file has layout {found}, written by a later version of this server; \
+                 this one reads layouts 1 and 2, and leaves the file as it is"
+            ),
             Self::Truncated => {
                 f.write_str("the save file is truncated or has an impossible length")
             }
@@ -197,6 +204,9 @@ pub fn load(store: &Store, path: &Path) -> Result<usize, PersistError> {
     let version = match magic {
         MAGIC => 2,
         MAGIC_V1 => 1,
+        [b'L', b'F', b'C', b'S', b'R', b'V', 0, later] => {
+            return Err(PersistError::UnsupportedLayout(later))
+        }
         _ => return Err(PersistError::NotASaveFile),
     };
     let count = read_u64(&mut input)?;
@@ -368,6 +378,19 @@ mod tests {
             let result = load(&Store::new(1 << 30, 1024), &damaged);
             assert!(result.is_err(), "{} bytes loaded", bytes.len());
         }
+    }
+
+    #[test]
+    fn a_later_layout_is_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("save");
+        save(&store_with_two(), &path).unwrap();
+        let mut bytes = fs::read(&path).unwrap();
+        bytes[7] = 3;
+        fs::write(&path, &bytes).unwrap();
+        let error = load(&Store::new(1 << 30, 1024), &path).unwrap_err();
+        assert!(matches!(error, PersistError::UnsupportedLayout(3)), "{error}");
+        assert!(error.to_string().contains("later version"));
     }
 
     #[test]

@@ -157,3 +157,47 @@ fn a_save_file_of_the_older_hasher_is_refused_and_kept() {
     assert!(error.contains("move it aside"), "{error}");
     assert_eq!(std::fs::read(&path).unwrap(), old, "the save file was changed");
 }
+
+/// The save files of this layout and the one before, as the servers that wrote them left them
+/// (`tests/data/layout-2.save` by this build: a fixed filter "fixed" of `item:0` to `item:999`
+/// less `item:0`, a growable "grown" of the same items grown from 100, and "tuned" reserved
+/// with `BUCKETSIZE 3 MAXITERATIONS 7 EXPANSION 4` holding "a"; `layout-1.save` by the build
+/// before layout 2, with "fixed" as here, "implicit" made by `CF.ADD implicit a`, and "tuned"
+/// with `MAXITERATIONS 7`). Each loads with its items and settings, and layout 2 saves back to
+/// the same bytes.
+#[test]
+fn the_save_files_of_both_layouts_load() {
+    let check = |file: &[u8], expected: &[(&str, &str)]| {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("filters.save");
+        std::fs::write(&path, file).unwrap();
+        let server = Server::start(dir.path(), &[]);
+        let mut c = server.raw();
+        for (name, info_tail) in expected {
+            let info = c.call(&["CF.INFO", name]);
+            assert!(info.ends_with(info_tail), "{name}: {info}");
+        }
+        for i in 1..1000 {
+            let item = format!("item:{i}");
+            assert_eq!(c.call(&["CF.EXISTS", "fixed", &item]), ":1\r\n", "{item}");
+        }
+        assert_eq!(c.call(&["CF.COUNT", "fixed", "item:0"]), ":0\r\n");
+        assert_eq!(c.call(&["SAVE"]), "+OK\r\n");
+        std::fs::read(&path).unwrap()
+    };
+    let fixed = "+Number of items inserted\r\n:999\r\n+Number of items deleted\r\n:1\r\n\
+                 +Bucket size\r\n:4\r\n+Expansion rate\r\n:0\r\n+Max iterations\r\n:20\r\n";
+    let tuned_2 = "+Expansion rate\r\n:4\r\n+Max iterations\r\n:7\r\n";
+    let grown = "+Number of items inserted\r\n:1000\r\n+Number of items deleted\r\n:0\r\n\
+                 +Bucket size\r\n:4\r\n+Expansion rate\r\n:1\r\n+Max iterations\r\n:20\r\n";
+    let layout_2 = include_bytes!("../data/layout-2.save");
+    let saved = check(layout_2, &[("fixed", fixed), ("tuned", tuned_2), ("grown", grown)]);
+    assert_eq!(saved, layout_2, "layout 2 saved back differently");
+    // Layout 1 kept no expansion (its filters were all fixed) and no bucket size.
+    let implicit = "+Number of items inserted\r\n:1\r\n+Number of items deleted\r\n:0\r\n\
+                    +Bucket size\r\n:4\r\n+Expansion rate\r\n:0\r\n+Max iterations\r\n:20\r\n";
+    let tuned_1 = "+Expansion rate\r\n:0\r\n+Max iterations\r\n:7\r\n";
+    let layout_1 = include_bytes!("../data/layout-1.save");
+    let saved = check(layout_1, &[("fixed", fixed), ("implicit", implicit), ("tuned", tuned_1)]);
+    assert_eq!(&saved[..8], b"LFCSRV\0\x02", "saved back in layout 2");
+}
