@@ -13,31 +13,120 @@ use lockfree_cuckoo_commands::{parse, parse_i64, Argv, Protocol, Reply, COMMANDS
 
 use crate::store::Store;
 
-/// The server's own commands, with Redis's arities (negative: at least that many). With
-/// [`COMMANDS`], every command this server knows.
-pub const SERVER_COMMANDS: &[(&str, i32)] = &[
-    ("auth", -2),
-    ("hello", -1),
-    ("ping", -1),
-    ("echo", 2),
-    ("quit", -1),
-    ("select", 2),
-    ("client", -2),
-    ("command", -1),
-    ("config", -2),
-    ("info", -1),
-    ("dbsize", 1),
-    ("del", -2),
-    ("exists", -2),
-    ("type", 2),
-    ("flushdb", -1),
-    ("flushall", -1),
-    ("multi", 1),
-    ("exec", 1),
-    ("discard", 1),
-    ("save", 1),
-    ("shutdown", -1),
+/// What running one of the server's own commands gives: the reply, or `None` when [`Next`]
+/// says what to do instead.
+type Outcome = (Option<Reply>, Next);
+
+/// One of the server's own commands.
+#[derive(Clone, Copy)]
+pub struct ServerCommand {
+    /// The name, in lower case.
+    pub name: &'static str,
+    /// Redis's arity: the exact number of arguments with the name, or at least `-arity`.
+    pub arity: i32,
+    run: fn(&Shared, &mut Session, &dyn Argv) -> Outcome,
+}
+
+impl std::fmt::Debug for ServerCommand {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerCommand")
+            .field("name", &self.name)
+            .field("arity", &self.arity)
+            .finish()
+    }
+}
+
+const fn server(
+    name: &'static str,
+    arity: i32,
+    run: fn(&Shared, &mut Session, &dyn Argv) -> Outcome,
+) -> ServerCommand {
+    ServerCommand { name, arity, run }
+}
+
+fn reply(reply: Reply) -> Outcome {
+    (Some(reply), Next::Continue)
+}
+
+/// The server's own commands, with Redis's arities. With [`COMMANDS`], every command this
+/// server knows: the one list that both dispatch and `COMMAND COUNT` read.
+pub const SERVER_COMMANDS: &[ServerCommand] = &[
+    server("auth", -2, |shared, session, args| reply(auth(shared, session, args))),
+    server("hello", -1, |shared, session, args| reply(hello(shared, session, args))),
+    server("ping", -1, |_, _, args| {
+        reply(match args.len() {
+            1 => Reply::Status("PONG"),
+            2 => Reply::Bulk(args.get(1).to_vec()),
+            _ => wrong_arity("ping"),
+        })
+    }),
+    server("echo", 2, |_, _, args| reply(Reply::Bulk(args.get(1).to_vec()))),
+    server("quit", -1, |_, _, _| (Some(Reply::Ok), Next::Quit)),
+    server("select", 2, |_, _, args| {
+        reply(match parse_i64(args.get(1)) {
+            Some(0) => Reply::Ok,
+            Some(_) => Reply::error("ERR DB index is out of range"),
+            None => Reply::error("ERR value is not an integer or out of range"),
+        })
+    }),
+    server("client", -2, |_, session, args| reply(client(session, args))),
+    server("command", -1, |_, _, args| reply(command(args))),
+    server("config", -2, |shared, _, args| reply(config(&shared.store, args))),
+    server("info", -1, |shared, _, _| reply(server_info(shared))),
+    server("dbsize", 1, |shared, _, _| reply(Reply::Int(shared.store.len() as i64))),
+    server("del", -2, |shared, _, args| {
+        let names = (1..args.len()).map(|i| args.get(i));
+        reply(Reply::Int(shared.store.delete(names) as i64))
+    }),
+    server("exists", -2, |shared, _, args| {
+        let names = (1..args.len()).map(|i| args.get(i));
+        reply(Reply::Int(shared.store.count_existing(names) as i64))
+    }),
+    // RedisBloom's module type name for cuckoo filters.
+    server("type", 2, |shared, _, args| {
+        let found = shared.store.with(args.get(1), |e| e.is_some());
+        reply(Reply::Status(if found { "MBbloomCF" } else { "none" }))
+    }),
+    server("flushdb", -1, flush),
+    server("flushall", -1, flush),
+    server("multi", 1, |_, session, _| {
+        session.transaction = Some(Transaction::default());
+        reply(Reply::Ok)
+    }),
+    server("exec", 1, |shared, session, _| reply(exec(shared, session))),
+    server("discard", 1, |_, session, _| {
+        reply(match session.transaction.take() {
+            Some(_) => Reply::Ok,
+            None => Reply::error("ERR DISCARD without MULTI"),
+        })
+    }),
+    server("save", 1, |_, _, _| (None, Next::Save)),
+    server("shutdown", -1, shutdown),
 ];
+
+/// `FLUSHDB` and `FLUSHALL`: one database, so both empty it. `ASYNC` and `SYNC` are accepted;
+/// it is done at once.
+fn flush(shared: &Shared, _: &mut Session, args: &dyn Argv) -> Outcome {
+    let mode = (args.len() == 2).then(|| args.get(1));
+    let known =
+        mode.is_none_or(|m| m.eq_ignore_ascii_case(b"ASYNC") || m.eq_ignore_ascii_case(b"SYNC"));
+    if args.len() > 2 || !known {
+        return reply(Reply::error("ERR syntax error"));
+    }
+    shared.store.clear();
+    reply(Reply::Ok)
+}
+
+/// `SHUTDOWN [SAVE|NOSAVE]`
+fn shutdown(_: &Shared, _: &mut Session, args: &dyn Argv) -> Outcome {
+    let save = match (args.len() == 2).then(|| args.get(1)) {
+        None if args.len() == 1 => true,
+        Some(arg) if arg.eq_ignore_ascii_case(b"SAVE") => true,
+        Some(arg) if arg.eq_ignore_ascii_case(b"NOSAVE") => false,
+        _ => return reply(Reply::error("ERR syntax error")),
+    };
+    (None, Next::Shutdown { save })
+}
 
 /// Commands a client may send before it authenticates.
 const BEFORE_AUTH: &[&str] = &["auth", "hello", "quit"];
@@ -117,6 +206,7 @@ pub fn execute<A: Argv + ?Sized>(
     args: &A,
     out: &mut Vec<u8>,
 ) -> Next {
+    let args: &dyn Argv = &Dyn(args);
     let name = String::from_utf8_lossy(args.get(0)).to_ascii_lowercase();
     if name == "post" || name == "host:" {
         eprintln!("possible cross-protocol attack: a {name} request; the connection is closed");
@@ -147,7 +237,7 @@ pub fn execute<A: Argv + ?Sized>(
 }
 
 /// `MULTI` is open: checks the request as Redis does at queueing time, then keeps a copy.
-fn queue<A: Argv + ?Sized>(session: &mut Session, name: &str, args: &A) -> Reply {
+fn queue(session: &mut Session, name: &str, args: &dyn Argv) -> Reply {
     let transaction = session.transaction.as_mut().expect("MULTI is open");
     let reply = match arity_of(name) {
         None => Some(unknown_command(args)),
@@ -171,7 +261,8 @@ fn queue<A: Argv + ?Sized>(session: &mut Session, name: &str, args: &A) -> Reply
 
 fn arity_of(name: &str) -> Option<i32> {
     let cf = COMMANDS.iter().map(|spec| (spec.name, spec.arity));
-    cf.chain(SERVER_COMMANDS.iter().copied()).find(|&(known, _)| known == name).map(|(_, a)| a)
+    let own = SERVER_COMMANDS.iter().map(|c| (c.name, c.arity));
+    cf.chain(own).find(|&(known, _)| known == name).map(|(_, arity)| arity)
 }
 
 fn arity_fits(arity: i32, argc: usize) -> bool {
@@ -182,84 +273,15 @@ fn arity_fits(arity: i32, argc: usize) -> bool {
     }
 }
 
-/// The server's own commands; `None` as the reply when [`Next`] says what to do instead.
-fn own<A: Argv + ?Sized>(
-    shared: &Shared,
-    session: &mut Session,
-    name: &str,
-    args: &A,
-) -> (Option<Reply>, Next) {
-    let store = &shared.store;
-    let argc = args.len();
-    let Some(arity) = arity_of(name) else {
-        return (Some(unknown_command(args)), Next::Continue);
+/// One of the server's own commands, or the error for an unknown one or a wrong arity.
+fn own(shared: &Shared, session: &mut Session, name: &str, args: &dyn Argv) -> Outcome {
+    let Some(command) = SERVER_COMMANDS.iter().find(|c| c.name == name) else {
+        return reply(unknown_command(args));
     };
-    if !arity_fits(arity, argc) {
-        return (Some(wrong_arity(name)), Next::Continue);
+    if !arity_fits(command.arity, args.len()) {
+        return reply(wrong_arity(name));
     }
-    let reply = match name {
-        "auth" => auth(shared, session, args),
-        "hello" => hello(shared, session, args),
-        "ping" => match argc {
-            1 => Reply::Status("PONG"),
-            2 => Reply::Bulk(args.get(1).to_vec()),
-            _ => wrong_arity(name),
-        },
-        "echo" => Reply::Bulk(args.get(1).to_vec()),
-        "quit" => return (Some(Reply::Ok), Next::Quit),
-        "select" => match parse_i64(args.get(1)) {
-            Some(0) => Reply::Ok,
-            Some(_) => Reply::error("ERR DB index is out of range"),
-            None => Reply::error("ERR value is not an integer or out of range"),
-        },
-        "client" => client(session, args),
-        "command" => command(args),
-        "config" => config(store, args),
-        "info" => server_info(shared),
-        "dbsize" => Reply::Int(store.len() as i64),
-        "del" => Reply::Int(store.delete((1..argc).map(|i| args.get(i))) as i64),
-        "exists" => Reply::Int(store.count_existing((1..argc).map(|i| args.get(i))) as i64),
-        // RedisBloom's module type name for cuckoo filters.
-        "type" => Reply::Status(if store.with(args.get(1), |e| e.is_some()) {
-            "MBbloomCF"
-        } else {
-            "none"
-        }),
-        // One database: both empty it. `ASYNC` and `SYNC` are accepted; it is done at once.
-        "flushdb" | "flushall" => {
-            if (1..argc).any(|i| {
-                let mode = args.get(i);
-                !mode.eq_ignore_ascii_case(b"ASYNC") && !mode.eq_ignore_ascii_case(b"SYNC")
-            }) || argc > 2
-            {
-                Reply::error("ERR syntax error")
-            } else {
-                store.clear();
-                Reply::Ok
-            }
-        }
-        "multi" => {
-            session.transaction = Some(Transaction::default());
-            Reply::Ok
-        }
-        "exec" => return (Some(exec(shared, session)), Next::Continue),
-        "discard" => match session.transaction.take() {
-            Some(_) => Reply::Ok,
-            None => Reply::error("ERR DISCARD without MULTI"),
-        },
-        "save" => return (None, Next::Save),
-        "shutdown" => {
-            let save = match (argc, (argc == 2).then(|| args.get(1))) {
-                (1, _) => true,
-                (_, Some(arg)) if arg.eq_ignore_ascii_case(b"SAVE") => true,
-                (_, Some(arg)) if arg.eq_ignore_ascii_case(b"NOSAVE") => false,
-                _ => return (Some(Reply::error("ERR syntax error")), Next::Continue),
-            };
-            return (None, Next::Shutdown { save });
-        }
-        other => unreachable!("{other} is in SERVER_COMMANDS but not run"),
-    };
-    (Some(reply), Next::Continue)
+    (command.run)(shared, session, args)
 }
 
 /// `EXEC`: the queued requests in order, their replies in one array. Other connections'
@@ -278,14 +300,10 @@ fn exec(shared: &Shared, session: &mut Session) -> Reply {
         let reply = match parse(&args[..]) {
             Some(Ok(command)) => command.run(&shared.store, session.protocol),
             Some(Err(reply)) => reply,
-            None => own(
-                shared,
-                session,
-                &String::from_utf8_lossy(args[0]).to_ascii_lowercase(),
-                &args[..],
-            )
-            .0
-            .unwrap_or(Reply::Ok),
+            None => {
+                let name = String::from_utf8_lossy(args[0]).to_ascii_lowercase();
+                own(shared, session, &name, &Dyn(&args[..])).0.unwrap_or(Reply::Ok)
+            }
         };
         replies.push(reply);
     }
@@ -316,7 +334,7 @@ fn login(shared: &Shared, session: &mut Session, user: &[u8], password: &[u8]) -
 }
 
 /// `AUTH [user] password`
-fn auth<A: Argv + ?Sized>(shared: &Shared, session: &mut Session, args: &A) -> Reply {
+fn auth(shared: &Shared, session: &mut Session, args: &dyn Argv) -> Reply {
     let outcome = match args.len() {
         2 => login(shared, session, b"default", args.get(1)),
         3 => login(shared, session, args.get(1), args.get(2)),
@@ -326,7 +344,7 @@ fn auth<A: Argv + ?Sized>(shared: &Shared, session: &mut Session, args: &A) -> R
 }
 
 /// `HELLO [protover [AUTH user password] [SETNAME name]]`: RESP2 or RESP3.
-fn hello<A: Argv + ?Sized>(shared: &Shared, session: &mut Session, args: &A) -> Reply {
+fn hello(shared: &Shared, session: &mut Session, args: &dyn Argv) -> Reply {
     let mut protocol = session.protocol;
     if args.len() >= 2 {
         protocol = match parse_i64(args.get(1)) {
@@ -374,7 +392,7 @@ fn hello<A: Argv + ?Sized>(shared: &Shared, session: &mut Session, args: &A) -> 
 }
 
 /// The `CLIENT` subcommands client libraries send on connecting.
-fn client<A: Argv + ?Sized>(session: &Session, args: &A) -> Reply {
+fn client(session: &Session, args: &dyn Argv) -> Reply {
     let sub = args.get(1).to_ascii_uppercase();
     match sub.as_slice() {
         b"SETNAME" | b"SETINFO" => Reply::Ok,
@@ -390,7 +408,7 @@ fn client<A: Argv + ?Sized>(session: &Session, args: &A) -> Reply {
 
 /// `COMMAND`, `COMMAND DOCS` and the like: an empty table (clients fall back to plain
 /// behaviour), and `COMMAND COUNT`.
-fn command<A: Argv + ?Sized>(args: &A) -> Reply {
+fn command(args: &dyn Argv) -> Reply {
     if args.len() >= 2 && args.get(1).eq_ignore_ascii_case(b"COUNT") {
         return Reply::Int((COMMANDS.len() + SERVER_COMMANDS.len()) as i64);
     }
@@ -398,7 +416,7 @@ fn command<A: Argv + ?Sized>(args: &A) -> Reply {
 }
 
 /// `CONFIG GET name...`: the settings load generators and clients ask about.
-fn config<A: Argv + ?Sized>(store: &Store, args: &A) -> Reply {
+fn config(store: &Store, args: &dyn Argv) -> Reply {
     if !args.get(1).eq_ignore_ascii_case(b"GET") {
         return Reply::error("ERR CONFIG subcommands other than GET are not supported");
     }
@@ -449,7 +467,7 @@ fn unknown_subcommand(sub: &[u8], command: &str) -> Reply {
 }
 
 /// Redis 7's text: the name and the start of the arguments, 128 characters at most each.
-fn unknown_command<A: Argv + ?Sized>(args: &A) -> Reply {
+fn unknown_command(args: &dyn Argv) -> Reply {
     let mut text =
         format!("ERR unknown command '{}', with args beginning with: ", clip(args.get(0)));
     for i in 1..args.len() {
@@ -459,6 +477,19 @@ fn unknown_command<A: Argv + ?Sized>(args: &A) -> Reply {
         text.push_str(&format!("'{}' ", clip(args.get(i))));
     }
     Reply::error_owned(text)
+}
+
+/// A request's arguments as a trait object, for the table's handlers.
+struct Dyn<'a, A: ?Sized>(&'a A);
+
+impl<A: Argv + ?Sized> Argv for Dyn<'_, A> {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn get(&self, i: usize) -> &[u8] {
+        self.0.get(i)
+    }
 }
 
 #[cfg(test)]
@@ -484,7 +515,7 @@ mod tests {
     #[test]
     fn every_listed_command_is_known() {
         let shared = shared(None);
-        let names = COMMANDS.iter().map(|s| s.name).chain(SERVER_COMMANDS.iter().map(|c| c.0));
+        let names = COMMANDS.iter().map(|s| s.name).chain(SERVER_COMMANDS.iter().map(|c| c.name));
         for name in names.filter(|&n| n != "shutdown") {
             let mut session = Session::new(1, &shared);
             let (reply, _) = run(&shared, &mut session, name);
