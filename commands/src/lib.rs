@@ -34,7 +34,7 @@ mod loads;
 mod reply;
 mod settings;
 
-pub use args::{parse_i64, Argv};
+pub use args::{lower_name, parse_i64, Argv};
 pub use command::{find, parse, Command, Spec, COMMANDS, MAX_CAPACITY};
 pub use entry::Entry;
 pub use keyspace::{KeyError, Keyspace};

@@ -9,7 +9,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use lockfree_cuckoo_commands::{parse, parse_i64, Argv, Protocol, Reply, COMMANDS};
+use lockfree_cuckoo_commands::{lower_name, parse, parse_i64, Argv, Protocol, Reply, COMMANDS};
 
 use crate::store::Store;
 
@@ -206,18 +206,19 @@ pub fn execute<A: Argv + ?Sized>(
     args: &A,
     out: &mut Vec<u8>,
 ) -> Next {
-    let args: &dyn Argv = &Dyn(args);
-    let name = String::from_utf8_lossy(args.get(0)).to_ascii_lowercase();
+    let mut lower = [0; 32];
+    // A name that is not UTF-8 is no command's: it stays unknown.
+    let name = std::str::from_utf8(lower_name(args.get(0), &mut lower)).unwrap_or("\u{fffd}");
     if name == "post" || name == "host:" {
         eprintln!("possible cross-protocol attack: a {name} request; the connection is closed");
         return Next::Close;
     }
-    if !session.authenticated && !BEFORE_AUTH.contains(&name.as_str()) {
+    if !session.authenticated && !BEFORE_AUTH.contains(&name) {
         Reply::error("NOAUTH Authentication required.").write(session.protocol, out);
         return Next::Continue;
     }
-    if session.transaction.is_some() && !matches!(name.as_str(), "exec" | "discard") {
-        let reply = queue(session, &name, args);
+    if session.transaction.is_some() && !matches!(name, "exec" | "discard") {
+        let reply = queue(session, name, &Dyn(args));
         reply.write(session.protocol, out);
         return Next::Continue;
     }
@@ -229,7 +230,7 @@ pub fn execute<A: Argv + ?Sized>(
         reply.write(session.protocol, out);
         return Next::Continue;
     }
-    let (reply, next) = own(shared, session, &name, args);
+    let (reply, next) = own(shared, session, name, &Dyn(args));
     if let Some(reply) = reply {
         reply.write(session.protocol, out);
     }
