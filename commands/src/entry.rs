@@ -40,6 +40,11 @@ impl Entry {
         self.deletes.load(Ordering::Relaxed)
     }
 
+    /// A copy with its own filter, as it is now (`COPY`, `RESTORE` of a copy).
+    pub fn duplicate(&self) -> Self {
+        Self::with_filter(self.filter.clone(), self.settings, self.deletes())
+    }
+
     pub(crate) fn count_delete(&self) {
         self.deletes.fetch_add(1, Ordering::Relaxed);
     }

@@ -1,0 +1,96 @@
+//! The engine's keyspace as the commands see it: keys opened through the module API, values
+//! of the module's type.
+
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::OnceLock;
+
+use lockfree_cuckoo_commands::{Entry, KeyError, Keyspace, Loads, Settings};
+use valkey_module::key::ValkeyKeyWritable;
+use valkey_module::Context;
+
+use crate::value::{register, CF_TYPE};
+
+/// `cf-initial-size`: the capacity of a filter `CF.ADD` or `CF.INSERT` creates without one.
+pub(crate) static INITIAL_SIZE: AtomicI64 = AtomicI64::new(1024);
+/// `cf-max-memory`: the most bytes one growable filter grows to, and the most that
+/// `CF.LOADCHUNK` transfers under way hold together.
+pub(crate) static MAX_MEMORY: AtomicI64 = AtomicI64::new(4 << 30);
+
+fn max_memory() -> usize {
+    usize::try_from(MAX_MEMORY.load(Ordering::Relaxed)).unwrap_or(usize::MAX)
+}
+
+/// The keys of the database the command runs in.
+pub(crate) struct Keys<'c> {
+    pub(crate) ctx: &'c Context,
+}
+
+impl Keys<'_> {
+    fn writable(&self, key: &[u8]) -> ValkeyKeyWritable {
+        self.ctx.open_key_writable(&self.ctx.create_string(key))
+    }
+
+    /// Puts `entry` at the empty key `key`, and returns it as the key now holds it.
+    fn store<'k>(&self, key: &'k ValkeyKeyWritable, entry: Entry) -> Result<&'k Entry, KeyError> {
+        key.set_value(&CF_TYPE, entry).map_err(|_| KeyError::WrongType)?;
+        let stored = key.get_value::<Entry>(&CF_TYPE).ok().flatten().ok_or(KeyError::WrongType)?;
+        register(stored);
+        Ok(stored)
+    }
+
+    /// The key `key` opened for writing, if it holds no value.
+    fn empty(&self, key: &[u8]) -> Result<ValkeyKeyWritable, KeyError> {
+        let writable = self.writable(key);
+        match writable.get_value::<Entry>(&CF_TYPE) {
+            Err(_) => Err(KeyError::WrongType),
+            Ok(Some(_)) => Err(KeyError::Exists),
+            Ok(None) => Ok(writable),
+        }
+    }
+}
+
+fn build(settings: &Settings) -> Result<Entry, KeyError> {
+    Entry::new(*settings, max_memory()).map_err(|_| KeyError::OutOfMemory)
+}
+
+impl Keyspace for Keys<'_> {
+    fn read<R>(&self, key: &[u8], f: impl FnOnce(Option<&Entry>) -> R) -> Result<R, KeyError> {
+        let name = self.ctx.create_string(key);
+        let key = self.ctx.open_key(&name);
+        let entry = key.get_value::<Entry>(&CF_TYPE).map_err(|_| KeyError::WrongType)?;
+        Ok(f(entry))
+    }
+
+    fn read_or_create<R>(
+        &self,
+        key: &[u8],
+        settings: &Settings,
+        f: impl FnOnce(&Entry) -> R,
+    ) -> Result<R, KeyError> {
+        let writable = self.writable(key);
+        let found = writable.get_value::<Entry>(&CF_TYPE).map_err(|_| KeyError::WrongType)?;
+        match found {
+            Some(entry) => Ok(f(entry)),
+            None => Ok(f(self.store(&writable, build(settings)?)?)),
+        }
+    }
+
+    fn create(&self, key: &[u8], settings: &Settings) -> Result<(), KeyError> {
+        let writable = self.empty(key)?;
+        self.store(&writable, build(settings)?).map(drop)
+    }
+
+    fn adopt(&self, key: &[u8], entry: Entry) -> Result<(), KeyError> {
+        let writable = self.empty(key)?;
+        self.store(&writable, entry).map(drop)
+    }
+
+    fn loads(&self) -> &Loads {
+        static LOADS: OnceLock<Loads> = OnceLock::new();
+        LOADS.get_or_init(|| Loads::new(max_memory()))
+    }
+
+    fn default_capacity(&self) -> u64 {
+        u64::try_from(INITIAL_SIZE.load(Ordering::Relaxed)).unwrap_or(1024)
+    }
+}

@@ -1,0 +1,162 @@
+//! `lockfree-cuckoo-module`: RedisBloom's cuckoo filter commands (`CF.*`) inside Valkey and
+//! Redis, on [`lockfree_cuckoo`] filters, so that the engine persists, replicates and shards
+//! them.
+//!
+//! ```text
+//! valkey-server --loadmodule target/release/liblockfree_cuckoo_module.so
+//! redis-server --loadmodule target/release/liblockfree_cuckoo_module.so --cuckoo.cf-initial-size 4096
+//! ```
+//!
+//! The commands are [`lockfree_cuckoo_commands`]'s, the same as the server's: every `CF.*`
+//! command, RedisBloom's options, ranges, error texts and reply shapes in RESP2 and RESP3. The
+//! module adds what an engine needs:
+//!
+//! - **A data type** (`TYPE` answers `LFCuckooF`) saved in RDB (the filter's versioned
+//!   snapshot in chunks of 16 MiB), rewritten into an AOF as `CF.LOADCHUNK` commands, and
+//!   supporting `MEMORY USAGE`, `COPY`, `DUMP`/`RESTORE` and `DEBUG DIGEST` ([`value`]).
+//! - **Replication**: every write command that succeeds is replicated as it was sent. The
+//!   filter is deterministic, so a replica that applies the same commands holds the same bytes
+//!   (`DEBUG DIGEST-VALUE` agrees on both).
+//! - **Configuration**: `cuckoo.cf-initial-size` (the capacity `CF.ADD` and `CF.INSERT` create
+//!   a filter with, 1024) and `cuckoo.cf-max-memory` (how far one growable filter grows,
+//!   4 GiB), in the engine's configuration file, on its command line
+//!   (`--cuckoo.cf-initial-size 4096`) or with `CONFIG SET`. Primary and replicas must be
+//!   configured alike, as for RedisBloom.
+//! - **`INFO cuckoo`**: the number of filters and their bytes.
+//! - **ACL category `cuckoo`** on engines that have module categories (Valkey 8 and later,
+//!   Redis 8); on older engines the commands are in the built-in categories of their flags.
+//!
+//! Where these commands differ from RedisBloom's is listed in the commands crate. Beyond
+//! that: a key of another type is a `WRONGTYPE` error for every command (RedisBloom answers 0
+//! to `CF.EXISTS` and `CF.COUNT` on it), and the module does not defragment its values.
+
+mod alloc;
+mod keys;
+mod reply;
+mod value;
+
+use std::ffi::CString;
+use std::os::raw::c_int;
+
+use lockfree_cuckoo_commands::{find, parse, Protocol, Reply, COMMANDS};
+use valkey_module::configuration::ConfigurationFlags;
+use valkey_module::{
+    raw, valkey_module, Context, ContextFlags, InfoContext, Status, ValkeyResult, ValkeyString,
+};
+use valkey_module_macros::info_command_handler;
+
+use crate::alloc::EngineAlloc;
+use crate::keys::{Keys, INITIAL_SIZE, MAX_MEMORY};
+use crate::value::CF_TYPE;
+
+/// Every `CF.*` command, through one handler that parses it (the name is its first argument).
+extern "C" fn run_command(
+    ctx: *mut raw::RedisModuleCtx,
+    argv: *mut *mut raw::RedisModuleString,
+    argc: c_int,
+) -> c_int {
+    let context = Context::new(ctx);
+    let args = valkey_module::decode_args(ctx, argv, argc);
+    let words: Vec<&[u8]> = args.iter().map(ValkeyString::as_slice).collect();
+    let protocol = if context.get_flags().contains(ContextFlags::FLAGS_RESP3) {
+        Protocol::Resp3
+    } else {
+        Protocol::Resp2
+    };
+    let reply = match parse(&words[..]) {
+        Some(Ok(command)) => command.run(&Keys { ctx: &context }, protocol),
+        Some(Err(reply)) => reply,
+        None => Reply::error("ERR unknown command"),
+    };
+    // A write that succeeded reaches the replicas and the AOF as it was sent: the filter is
+    // deterministic, so they end with the same bytes.
+    if !reply.is_error() && words.first().and_then(|name| find(name)).is_some_and(|s| s.write) {
+        context.replicate_verbatim();
+    }
+    reply::send(ctx, &reply);
+    raw::Status::Ok as c_int
+}
+
+fn init(ctx: &Context, _args: &[ValkeyString]) -> Status {
+    // Short reads in RDB and RESTORE payloads become errors the type's loader sees, not aborts.
+    ctx.set_module_options(raw::ModuleOptions::HANDLE_IO_ERRORS);
+    for spec in COMMANDS {
+        let (Ok(name), Ok(flags)) = (CString::new(spec.name), CString::new(spec.flags)) else {
+            return Status::Err;
+        };
+        // SAFETY: the engine's API table is filled once at load, before `init`, and only read.
+        let Some(create) = (unsafe { raw::RedisModule_CreateCommand }) else {
+            return Status::Err;
+        };
+        // SAFETY: the strings outlive the call, and the handler has the engine's signature.
+        let created =
+            unsafe { create(ctx.ctx, name.as_ptr(), Some(run_command), flags.as_ptr(), 1, 1, 1) };
+        if created == raw::Status::Err as c_int {
+            ctx.log_warning(&format!("cannot register {}", spec.name));
+            return Status::Err;
+        }
+    }
+    add_acl_category(ctx);
+    Status::Ok
+}
+
+/// The `cuckoo` ACL category on every command, where the engine has module categories.
+fn add_acl_category(ctx: &Context) {
+    // SAFETY: the engine's API table is filled once at load, before `init`, and only read;
+    // a function the engine lacks is None.
+    let api = unsafe {
+        (
+            raw::RedisModule_AddACLCategory,
+            raw::RedisModule_GetCommand,
+            raw::RedisModule_SetCommandACLCategories,
+        )
+    };
+    let (Some(add), Some(get), Some(set)) = api else {
+        ctx.log_notice("this engine has no module ACL categories: the commands keep their flags'");
+        return;
+    };
+    // SAFETY: the strings outlive the calls; the command handles come from the engine.
+    unsafe {
+        if add(ctx.ctx, c"cuckoo".as_ptr()) == raw::Status::Err as c_int {
+            return;
+        }
+        for spec in COMMANDS {
+            let Ok(name) = CString::new(spec.name) else { continue };
+            let command = get(ctx.ctx, name.as_ptr());
+            if !command.is_null() {
+                set(command, c"cuckoo".as_ptr());
+            }
+        }
+    }
+}
+
+#[info_command_handler]
+fn info(ctx: &InfoContext, _for_crash_report: bool) -> ValkeyResult<()> {
+    let (filters, bytes) = value::totals();
+    ctx.builder()
+        .add_section("filters")
+        .field("filters", filters as i64)?
+        .field("memory_bytes", bytes as i64)?
+        .build_section()?
+        .build_info()?;
+    Ok(())
+}
+
+valkey_module! {
+    name: "cuckoo",
+    version: 1,
+    allocator: (EngineAlloc, EngineAlloc),
+    data_types: [CF_TYPE],
+    init: init,
+    commands: [],
+    configurations: [
+        i64: [
+            ["cf-initial-size", &INITIAL_SIZE, 1024, 4, 1 << 30, ConfigurationFlags::DEFAULT, None],
+            ["cf-max-memory", &MAX_MEMORY, 4 << 30, 1 << 16, i64::MAX, ConfigurationFlags::DEFAULT, None],
+        ],
+        string: [],
+        bool: [],
+        enum: [],
+        module_args_as_configuration: true,
+    ]
+}
