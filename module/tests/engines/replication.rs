@@ -1,0 +1,123 @@
+//! A primary with a replica: every write acknowledged by `WAIT 1` is on the replica, whose
+//! filters hold the same bytes (`DEBUG DIGEST-VALUE`); `CF.SCANDUMP` on one engine and
+//! `CF.LOADCHUNK` on another round-trip, across engines too (the snapshot's bytes; the settings
+//! a filter was reserved with are not in them).
+
+use redis::Value;
+
+use crate::common::{call, digest, info_field, run, wait_until, Node, ENGINES};
+
+/// Writes of every kind to `filters` filters: reserves (fixed, growable from small, tuned),
+/// adds, inserts, removes; returns the items that must be present.
+fn write_mix(c: &mut redis::Connection, filters: usize) -> Vec<(String, String)> {
+    let mut present = Vec::new();
+    for f in 0..filters {
+        let name = format!("f{f}");
+        match f % 3 {
+            0 => run(c, &format!("CF.RESERVE {name} 200")), // grows
+            1 => run(c, &format!("CF.RESERVE {name} 5000 EXPANSION 0 MAXITERATIONS 7")),
+            _ => Value::Okay, // created by its first CF.ADD
+        };
+        for i in 0..1500 {
+            let item = format!("item{i}");
+            run(c, &format!("CF.ADD {name} {item}"));
+            if i % 5 == 0 {
+                assert_eq!(run(c, &format!("CF.DEL {name} {item}")), Value::Int(1));
+            } else {
+                present.push((name.clone(), item));
+            }
+        }
+        run(c, &format!("CF.INSERT {name} ITEMS x{f} y{f}"));
+        present.push((name.clone(), format!("x{f}")));
+    }
+    present
+}
+
+#[test]
+fn a_replica_holds_every_acknowledged_write_byte_for_byte() {
+    for engine in ENGINES {
+        let dir = tempfile::tempdir().unwrap();
+        let Some(primary) = Node::start(engine, &dir.path().join("p"), &[]) else { continue };
+        let of = ["--replicaof", "127.0.0.1", &primary.port.to_string()];
+        let replica = Node::start(engine, &dir.path().join("r"), &of).unwrap();
+        let mut r = replica.client();
+        wait_until(30, "the replica's link", || {
+            info_field(&mut r, "replication", "master_link_status").as_deref() == Some("up")
+        });
+        let mut p = primary.client();
+        let present = write_mix(&mut p, 6);
+        let acked: i64 = redis::cmd("WAIT").arg(1).arg(10_000).query(&mut p).unwrap();
+        assert_eq!(acked, 1, "{engine:?}: the replica did not acknowledge");
+        for (name, item) in &present {
+            assert_eq!(
+                run(&mut r, &format!("CF.EXISTS {name} {item}")),
+                Value::Int(1),
+                "{engine:?} {name} {item}"
+            );
+        }
+        let differ: Vec<String> = (0..6)
+            .map(|f| format!("f{f}"))
+            .filter(|name| digest(&mut r, name) != digest(&mut p, name))
+            .collect();
+        assert!(differ.is_empty(), "{engine:?}: {differ:?} differ on the replica");
+        // CF.LOADCHUNK is replicated too: the copy's snapshot is the original's, on both.
+        let chunks = dump(&mut p, "f0");
+        assert!(!chunks.is_empty());
+        load(&mut p, "f0-copy", &chunks);
+        let _: i64 = redis::cmd("WAIT").arg(1).arg(10_000).query(&mut p).unwrap();
+        assert_eq!(digest(&mut r, "f0-copy"), digest(&mut p, "f0-copy"));
+        assert_eq!(dump(&mut r, "f0-copy"), chunks);
+        // And a replica refuses writes, as the engine does for every write command.
+        assert!(call(&mut r, &[b"CF.ADD", b"f0", b"z"]).is_err());
+    }
+}
+
+/// `CF.SCANDUMP`'s chunks of `key`, with their cursors.
+fn dump(c: &mut redis::Connection, key: &str) -> Vec<(i64, Vec<u8>)> {
+    let mut cursor = 0i64;
+    let mut chunks = Vec::new();
+    loop {
+        let (next, data): (i64, Option<Vec<u8>>) =
+            redis::cmd("CF.SCANDUMP").arg(key).arg(cursor).query(c).unwrap();
+        if next == 0 {
+            return chunks;
+        }
+        chunks.push((next, data.expect("a chunk")));
+        cursor = next;
+    }
+}
+
+/// Each chunk `CF.LOADCHUNK`ed into `key`.
+fn load(c: &mut redis::Connection, key: &str, chunks: &[(i64, Vec<u8>)]) {
+    for (cursor, data) in chunks {
+        let reply =
+            call(c, &[b"CF.LOADCHUNK", key.as_bytes(), cursor.to_string().as_bytes(), data]);
+        assert_eq!(reply.unwrap(), Value::Okay);
+    }
+}
+
+#[test]
+fn scandump_on_one_engine_loadchunk_on_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let nodes: Vec<Node> = ENGINES
+        .iter()
+        .filter_map(|&e| Node::start(e, &dir.path().join(format!("{e:?}")), &[]))
+        .collect();
+    for from in &nodes {
+        for to in &nodes {
+            let (mut a, mut b) = (from.client(), to.client());
+            let name = format!("from-{:?}", from.engine);
+            run(&mut a, &format!("CF.RESERVE {name} 100"));
+            for i in 0..2000 {
+                run(&mut a, &format!("CF.ADD {name} item{i}"));
+            }
+            let copy = format!("{name}-to-{:?}", to.engine);
+            let chunks = dump(&mut a, &name);
+            load(&mut b, &copy, &chunks);
+            assert_eq!(dump(&mut b, &copy), chunks, "{name} -> {copy}: other bytes");
+            assert!((0..2000)
+                .all(|i| run(&mut b, &format!("CF.EXISTS {copy} item{i}")) == Value::Int(1)));
+            run(&mut a, &format!("DEL {name}"));
+        }
+    }
+}

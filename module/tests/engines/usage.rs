@@ -1,0 +1,158 @@
+//! The commands as clients use them, in both engines and both protocols, and the engine's own
+//! commands on the module's values: `TYPE`, `MEMORY USAGE`, `COPY`, `DUMP`/`RESTORE`,
+//! `DEBUG RELOAD`, `INFO`, `CONFIG`, ACL categories; bad input is an error, never a crash.
+
+use redis::Value;
+
+use crate::common::{call, digest, info_field, run, Node, ENGINES};
+
+#[test]
+fn the_commands_in_both_protocols() {
+    for engine in ENGINES {
+        let dir = tempfile::tempdir().unwrap();
+        let Some(node) = Node::start(engine, dir.path(), &[]) else { continue };
+        let mut c = node.client();
+        assert_eq!(run(&mut c, "CF.RESERVE f 1000"), Value::Okay);
+        assert_eq!(run(&mut c, "CF.ADD f a"), Value::Int(1));
+        assert_eq!(run(&mut c, "CF.ADDNX f a"), Value::Int(0));
+        assert_eq!(
+            run(&mut c, "CF.INSERTNX f ITEMS a b"),
+            Value::Array(vec![Value::Int(0), Value::Int(1)])
+        );
+        assert_eq!(
+            run(&mut c, "CF.MEXISTS f a b zz"),
+            Value::Array(vec![Value::Int(1), Value::Int(1), Value::Int(0)])
+        );
+        assert_eq!(run(&mut c, "CF.COUNT f a"), Value::Int(1));
+        assert_eq!(run(&mut c, "CF.DEL f a"), Value::Int(1));
+        assert_eq!(run(&mut c, "CF.EXISTS f a"), Value::Int(0));
+        assert_eq!(run(&mut c, "TYPE f"), Value::SimpleString("LFCuckooF".into()));
+        let Value::Array(info) = run(&mut c, "CF.INFO f") else { panic!() };
+        assert_eq!(info.len(), 16);
+        assert_eq!(info[6], Value::SimpleString("Number of items inserted".into()));
+        assert_eq!(info[7], Value::Int(1));
+        // Errors are RedisBloom's, and a key of another type is WRONGTYPE.
+        run(&mut c, "SET plain x");
+        let error = |c: &mut redis::Connection, command: &[&[u8]]| {
+            let e = call(c, command).unwrap_err();
+            format!("{} {}", e.code().unwrap_or(""), e.detail().unwrap_or(""))
+        };
+        let wrong = error(&mut c, &[b"CF.ADD", b"plain", b"a"]);
+        assert_eq!(wrong, "WRONGTYPE Operation against a key holding the wrong kind of value");
+        let bad = error(&mut c, &[b"CF.RESERVE", b"g", b"100", b"EXPANSION", b"32769"]);
+        assert_eq!(bad, "EXPANSION: value must be in the range [0, 32768]");
+        assert_eq!(error(&mut c, &[b"CF.DEL", b"nofilter", b"a"]), "Not found");
+
+        // RESP3: booleans and a map, as RedisBloom answers.
+        let client =
+            redis::Client::open(format!("redis://127.0.0.1:{}/?protocol=resp3", node.port));
+        let mut three = client.unwrap().get_connection().unwrap();
+        assert_eq!(run(&mut three, "CF.EXISTS f b"), Value::Boolean(true));
+        assert_eq!(run(&mut three, "CF.ADD f c"), Value::Boolean(true));
+        assert!(matches!(run(&mut three, "CF.INFO f"), Value::Map(fields) if fields.len() == 8));
+        assert_eq!(run(&mut three, "CF.INSERTNX f ITEMS c"), Value::Array(vec![Value::Int(0)]));
+    }
+}
+
+#[test]
+fn engine_commands_on_the_values() {
+    for engine in ENGINES {
+        let dir = tempfile::tempdir().unwrap();
+        let Some(node) = Node::start(engine, dir.path(), &["--cuckoo.cf-initial-size", "5000"])
+        else {
+            continue;
+        };
+        let mut c = node.client();
+        for i in 0..3000 {
+            run(&mut c, &format!("CF.ADD f item{i}"));
+        }
+        let before = digest(&mut c, "f");
+        let Value::Int(bytes) = run(&mut c, "MEMORY USAGE f") else { panic!() };
+        assert!((10_000..20_000).contains(&bytes), "{engine:?}: MEMORY USAGE {bytes}");
+        assert_eq!(run(&mut c, "COPY f g"), Value::Int(1));
+        assert_eq!(digest(&mut c, "g"), before);
+        run(&mut c, "CF.ADD g only-in-g");
+        assert_ne!(digest(&mut c, "g"), before, "COPY shares the filter");
+        assert_eq!(run(&mut c, "CF.EXISTS f only-in-g"), Value::Int(0));
+        let dump: Vec<u8> = redis::cmd("DUMP").arg("f").query(&mut c).unwrap();
+        let _: () = redis::cmd("RESTORE").arg("h").arg(0).arg(&dump).query(&mut c).unwrap();
+        assert_eq!(digest(&mut c, "h"), before);
+        assert_eq!(run(&mut c, "DEBUG RELOAD"), Value::Okay);
+        assert_eq!(digest(&mut c, "f"), before);
+        assert!((0..3000).all(|i| run(&mut c, &format!("CF.EXISTS h item{i}")) == Value::Int(1)));
+        assert_eq!(info_field(&mut c, "cuckoo", "cuckoo_filters").as_deref(), Some("3"));
+        let memory: usize =
+            info_field(&mut c, "cuckoo", "cuckoo_memory_bytes").unwrap().parse().unwrap();
+        assert!(memory > 3 * 10_000, "{memory}");
+        let Value::Array(config) = run(&mut c, "CONFIG GET cuckoo.cf-initial-size") else {
+            panic!()
+        };
+        assert_eq!(config[1], Value::BulkString(b"5000".to_vec()));
+        // The implicit filter took the configured capacity.
+        let Value::Array(info) = run(&mut c, "CF.INFO f") else { panic!() };
+        assert_eq!(info[5], Value::Int(1), "{engine:?}: grew past cf-initial-size 5000");
+        if engine == crate::common::Engine::Valkey {
+            let Value::Array(listed) = run(&mut c, "ACL CAT cuckoo") else { panic!() };
+            assert_eq!(listed.len(), lockfree_cuckoo_commands::COMMANDS.len());
+        }
+    }
+}
+
+#[test]
+fn bad_input_is_an_error_never_a_crash() {
+    for engine in ENGINES {
+        let dir = tempfile::tempdir().unwrap();
+        let Some(mut node) = Node::start(engine, dir.path(), &[]) else { continue };
+        let mut c = node.client();
+        for i in 0..500 {
+            run(&mut c, &format!("CF.ADD f item{i}"));
+        }
+        // A truncated transfer never makes the key; garbage is refused at once.
+        let Value::Array(chunk) = run(&mut c, "CF.SCANDUMP f 0") else { panic!() };
+        let Value::BulkString(bytes) = &chunk[1] else { panic!() };
+        let half = &bytes[..bytes.len() / 2];
+        let cursor = (bytes.len() + 1).to_string();
+        assert!(call(&mut c, &[b"CF.LOADCHUNK", b"t", cursor.as_bytes(), half]).is_err());
+        let cursor = (half.len() + 1).to_string();
+        assert_eq!(
+            call(&mut c, &[b"CF.LOADCHUNK", b"t", cursor.as_bytes(), half]).unwrap(),
+            Value::Okay
+        );
+        assert_eq!(run(&mut c, "EXISTS t"), Value::Int(0), "a partial transfer made the key");
+        assert!(call(&mut c, &[b"CF.LOADCHUNK", b"u", b"10", b"not a snap"]).is_err());
+        // Hostile RESTORE payloads: the module's bytes damaged under a valid payload checksum.
+        let dump: Vec<u8> = redis::cmd("DUMP").arg("f").query(&mut c).unwrap();
+        let mut refused = 0;
+        for at in (10..dump.len() - 10).step_by(97) {
+            let mut bad = dump.clone();
+            bad[at] ^= 0x5A;
+            reseal(&mut bad);
+            let restored: redis::RedisResult<()> =
+                redis::cmd("RESTORE").arg(format!("bad{at}")).arg(0).arg(&bad).query(&mut c);
+            if restored.is_err() {
+                refused += 1;
+            }
+        }
+        assert!(refused > 0);
+        // Truncated payloads, resealed.
+        for cut in [20, dump.len() / 2, dump.len() - 11] {
+            let mut short = dump[..cut].to_vec();
+            short.extend_from_slice(&dump[dump.len() - 10..]);
+            reseal(&mut short);
+            let restored: redis::RedisResult<()> =
+                redis::cmd("RESTORE").arg("short").arg(0).arg(&short).query(&mut c);
+            assert!(restored.is_err(), "{engine:?}: a truncated payload restored");
+        }
+        assert!(node.is_running(), "{engine:?} crashed: {}", node.log());
+        assert_eq!(run(&mut c, "CF.EXISTS f item7"), Value::Int(1));
+    }
+}
+
+/// Recomputes a `DUMP` payload's trailing CRC-64 (the engines' variant, Jones), so that the
+/// engine's own check passes and the module's checks are what refuse damaged bytes.
+fn reseal(payload: &mut [u8]) {
+    const CRC: crc::Crc<u64> = crc::Crc::<u64>::new(&crc::CRC_64_REDIS);
+    let body = payload.len() - 8;
+    let sum = CRC.checksum(&payload[..body]);
+    payload[body..].copy_from_slice(&sum.to_le_bytes());
+}
