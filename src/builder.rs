@@ -159,8 +159,9 @@ impl<S: BuildHasher> Builder<S> {
     /// allocation whatever this says.
     ///
     /// `false` keeps every table on the heap, for processes that account memory by page or
-    /// that must not hold memory in 2 MiB units. Clones of the filter follow its setting;
-    /// filters loaded from snapshots use huge pages.
+    /// that must not hold memory in 2 MiB units, or whose allocator must see every table (an
+    /// engine module). Clones of the filter follow its setting; filters loaded from snapshots
+    /// use huge pages unless loaded with [`load`](Self::load) from a builder that says `false`.
     ///
     /// # Examples
     ///
@@ -173,6 +174,11 @@ impl<S: BuildHasher> Builder<S> {
     pub fn huge_pages(mut self, enabled: bool) -> Self {
         self.huge_pages = enabled;
         self
+    }
+
+    /// The hasher and the huge-page setting, for loading a snapshot with them.
+    pub(crate) fn into_load_settings(self) -> (S, bool) {
+        (self.hasher, self.huge_pages)
     }
 
     /// **Unstable, for tests** (feature `test-hooks`): use exactly `buckets` buckets (at least

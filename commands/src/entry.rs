@@ -20,14 +20,17 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// A new, empty filter with these settings; a growable one may take at most `max_memory`
-    /// bytes.
+    /// A new, empty filter with these settings, built as [`Settings::build`] does.
     ///
     /// # Errors
     ///
     /// As [`Settings::build`].
-    pub fn new(settings: Settings, max_memory: usize) -> Result<Self, BuildError> {
-        Ok(Self::with_filter(settings.build(max_memory)?, settings, 0))
+    pub fn new(
+        settings: Settings,
+        max_memory: usize,
+        huge_pages: bool,
+    ) -> Result<Self, BuildError> {
+        Ok(Self::with_filter(settings.build(max_memory, huge_pages)?, settings, 0))
     }
 
     /// An entry around an existing filter (loaded from a save file or from chunks).

@@ -64,6 +64,8 @@ impl Write for Window {
 #[derive(Debug)]
 pub struct Loads {
     limit: usize,
+    /// Whether loaded filters may use huge pages (`Settings::build`).
+    huge_pages: bool,
     /// Taken by `CF.LOADCHUNK` alone, never by the commands on filters.
     staged: Mutex<Staged>,
 }
@@ -92,9 +94,10 @@ pub enum Loaded {
 }
 
 impl Loads {
-    /// No transfers, and at most `limit` bytes held for them together.
-    pub fn new(limit: usize) -> Self {
-        Self { limit, staged: Mutex::new(Staged::default()) }
+    /// No transfers, at most `limit` bytes held for them together, and the filters they make
+    /// on huge pages if `huge_pages` says so.
+    pub fn new(limit: usize, huge_pages: bool) -> Self {
+        Self { limit, huge_pages, staged: Mutex::new(Staged::default()) }
     }
 
     /// Adds the chunk `data` that starts at byte `start` of the snapshot for `key`.
@@ -121,7 +124,7 @@ impl Loads {
             return Err(Reply::error("ERR Insufficient memory to load the chunks"));
         }
         bytes.extend_from_slice(data);
-        match CuckooFilter::from_bytes(&bytes) {
+        match CuckooFilter::builder().huge_pages(self.huge_pages).load(&bytes) {
             Ok(filter) => Ok(Loaded::Whole(filter)),
             Err(LoadError::Truncated { expected, found }) if found == bytes.len() as u64 => {
                 let expected = usize::try_from(expected).unwrap_or(usize::MAX);

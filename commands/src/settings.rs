@@ -43,15 +43,17 @@ impl Settings {
     }
 
     /// Builds the filter these settings describe; a growable one may take at most
-    /// `max_memory` bytes as it grows.
+    /// `max_memory` bytes as it grows; `huge_pages` as
+    /// [`Builder::huge_pages`](lockfree_cuckoo::Builder::huge_pages) (a module host says no, so
+    /// that the engine's allocator counts every table).
     ///
     /// # Errors
     ///
     /// The library's [`BuildError`]: a capacity too large for the address space, or a table
     /// that could not be allocated.
-    pub fn build(&self, max_memory: usize) -> Result<CuckooFilter, BuildError> {
+    pub fn build(&self, max_memory: usize, huge_pages: bool) -> Result<CuckooFilter, BuildError> {
         let capacity = usize::try_from(self.capacity).unwrap_or(usize::MAX);
-        let builder = CuckooFilter::builder().capacity(capacity);
+        let builder = CuckooFilter::builder().capacity(capacity).huge_pages(huge_pages);
         if self.expansion == 0 {
             builder.try_build()
         } else {

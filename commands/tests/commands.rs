@@ -16,7 +16,7 @@ struct Map {
 
 impl Map {
     fn new() -> Self {
-        Self { keys: RefCell::default(), loads: Loads::new(1 << 30) }
+        Self { keys: RefCell::default(), loads: Loads::new(1 << 30, true) }
     }
 }
 
@@ -41,7 +41,7 @@ impl Keyspace for Map {
     }
 
     fn create(&self, key: &[u8], settings: &Settings) -> Result<(), KeyError> {
-        let entry = Entry::new(*settings, 1 << 30).map_err(|_| KeyError::OutOfMemory)?;
+        let entry = Entry::new(*settings, 1 << 30, true).map_err(|_| KeyError::OutOfMemory)?;
         self.adopt(key, entry)
     }
 
@@ -362,7 +362,7 @@ fn small_chunks_in_order_make_the_filter() {
     }
     let keys = m.keys.borrow();
     let filter = &keys[&b"src"[..]].filter;
-    let loads = Loads::new(1 << 20);
+    let loads = Loads::new(1 << 20, true);
     let (mut cursor, mut chunks) = (0, 0);
     let loaded = loop {
         let Reply::Array(parts) = dump_chunk(filter, cursor, 1000) else { panic!() };
@@ -378,7 +378,7 @@ fn small_chunks_in_order_make_the_filter() {
     assert!(chunks > 30, "{chunks}");
     assert_eq!(loaded.to_bytes(), filter.to_bytes());
     // Over the bound on held bytes, a transfer is refused.
-    let small = Loads::new(10_000);
+    let small = Loads::new(10_000, true);
     let first = &filter.to_bytes()[..1000];
     assert!(small.add(b"dst", 0, first).is_err());
 }

@@ -98,7 +98,7 @@ pub fn commands(requests: &[Vec<Vec<u8>>]) {
     let names: Vec<&str> = lockfree_cuckoo_commands::COMMANDS
         .iter()
         .map(|spec| spec.name)
-        .chain(SERVER_COMMANDS.iter().map(|command| command.0))
+        .chain(SERVER_COMMANDS.iter().map(|command| command.name))
         .filter(|&name| name != "save" && name != "shutdown")
         .collect();
     let shared = Shared {

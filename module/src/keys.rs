@@ -50,7 +50,8 @@ impl Keys<'_> {
 }
 
 fn build(settings: &Settings) -> Result<Entry, KeyError> {
-    Entry::new(*settings, max_memory()).map_err(|_| KeyError::OutOfMemory)
+    // Every table on the engine's allocator, so that `used_memory` and `maxmemory` count it.
+    Entry::new(*settings, max_memory(), false).map_err(|_| KeyError::OutOfMemory)
 }
 
 impl Keyspace for Keys<'_> {
@@ -87,7 +88,7 @@ impl Keyspace for Keys<'_> {
 
     fn loads(&self) -> &Loads {
         static LOADS: OnceLock<Loads> = OnceLock::new();
-        LOADS.get_or_init(|| Loads::new(max_memory()))
+        LOADS.get_or_init(|| Loads::new(max_memory(), false))
     }
 
     fn default_capacity(&self) -> u64 {

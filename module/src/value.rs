@@ -153,7 +153,8 @@ fn load(rdb: *mut raw::RedisModuleIO) -> Option<Entry> {
         }
         snapshot.extend_from_slice(chunk);
     }
-    let filter = CuckooFilter::from_bytes(&snapshot).ok()?;
+    // Every table on the engine's allocator, as for a new filter.
+    let filter = CuckooFilter::builder().huge_pages(false).load(&snapshot).ok()?;
     Some(Entry::with_filter(filter, settings, deletes))
 }
 

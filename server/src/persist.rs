@@ -314,9 +314,9 @@ mod tests {
     fn store_with_two() -> Store {
         let store = Store::new(1 << 30, 1024);
         // One deleted item, counted as CF.DEL counts it.
-        let a = Entry::with_filter(SETTINGS.build(1 << 30).unwrap(), SETTINGS, 1);
+        let a = Entry::with_filter(SETTINGS.build(1 << 30, true).unwrap(), SETTINGS, 1);
         let a = store.put(b"a", a).unwrap();
-        let b = store.put(b"b\0\xff", Entry::new(SETTINGS, 1 << 30).unwrap()).unwrap();
+        let b = store.put(b"b\0\xff", Entry::new(SETTINGS, 1 << 30, true).unwrap()).unwrap();
         for i in 0..500u32 {
             a.filter.insert(&i).unwrap();
             b.filter.insert(&(i * 3)).unwrap();

@@ -45,7 +45,7 @@ impl Store {
             max_memory,
             default_capacity,
             used: AtomicUsize::new(0),
-            loads: Loads::new(max_memory),
+            loads: Loads::new(max_memory, true),
         }
     }
 
@@ -78,7 +78,7 @@ impl Store {
     fn build(&self, settings: &Settings) -> Result<Entry, KeyError> {
         let estimate = settings.first_table_bound();
         self.reserve(estimate)?;
-        let built = Entry::new(*settings, self.max_memory);
+        let built = Entry::new(*settings, self.max_memory, true);
         self.release(estimate);
         built.map_err(|_| KeyError::OutOfMemory)
     }

@@ -23,6 +23,7 @@ use core::hash::BuildHasher;
 use std::io::{self, Read, Write};
 
 use crate::bucket;
+use crate::builder::Builder;
 use crate::error::LoadError;
 use crate::filter::CuckooFilter;
 use crate::hasher::DefaultHashBuilder;
@@ -204,7 +205,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn read_from_with_hasher(r: impl Read, hasher: S) -> Result<Self, LoadError> {
-        load(r, None, hasher)
+        load(r, None, hasher, true)
     }
 
     /// Loads a snapshot from `bytes`, which must hold exactly one snapshot, with `hasher` as the
@@ -234,7 +235,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn from_bytes_with_hasher(bytes: &[u8], hasher: S) -> Result<Self, LoadError> {
-        load(bytes, Some(bytes.len()), hasher)
+        load(bytes, Some(bytes.len()), hasher, true)
     }
 }
 
@@ -300,17 +301,46 @@ impl CuckooFilter<DefaultHashBuilder> {
     }
 }
 
+impl<S: BuildHasher> Builder<S> {
+    /// Loads a snapshot from `bytes` with this builder's hasher and
+    /// [`huge_pages`](Self::huge_pages) setting; the size, levels and ceilings are the
+    /// snapshot's (the builder's capacity and ceilings are not used). For processes whose
+    /// allocator must see every table, as an engine module's must.
+    ///
+    /// # Errors
+    ///
+    /// As [`CuckooFilter::from_bytes_with_hasher`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::with_capacity(1_000_000);
+    /// filter.insert("a")?;
+    /// let loaded = CuckooFilter::builder().huge_pages(false).load(&filter.to_bytes())?;
+    /// assert!(loaded.contains("a"));
+    /// assert_eq!(loaded.capacity(), filter.capacity());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn load(self, bytes: &[u8]) -> Result<CuckooFilter<S>, LoadError> {
+        let (hasher, huge_pages) = self.into_load_settings();
+        load(bytes, Some(bytes.len()), hasher, huge_pages)
+    }
+}
+
 /// Reads and checks one snapshot, then builds the filter; `len` is the exact input length when
 /// the caller knows it.
 fn load<S: BuildHasher>(
     r: impl Read,
     len: Option<usize>,
     hasher: S,
+    huge_pages: bool,
 ) -> Result<CuckooFilter<S>, LoadError> {
     let format::Decoded { levels, growth, retained } = format::decode(r, len, &hasher)?;
     let mut tables = levels.into_iter().map(|words| {
         let items = words.iter().map(|&word| bucket::occupied(word)).sum();
-        Table::from_words(words, DEFAULT_LOOKUP_RETRIES, true, items)
+        Table::from_words(words, DEFAULT_LOOKUP_RETRIES, huge_pages, items)
     });
     let first = tables.next().expect("a snapshot has at least one level");
     let levels = Levels::with_newer(first, tables.collect(), growth, retained);

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# redis-py's own cuckoo filter tests against every host of the CF.* commands: the server, and
+# each engine given with --engine (redis-server, valkey-server) with the module loaded.
+# The tests are tests/test_bloom.py and tests/test_asyncio/test_bloom.py from redis-py's source
+# distribution on PyPI, unchanged, selected with -k cf_ (test_cf_add_and_insert and
+# test_cf_exists_and_del, sync and asyncio, single connections and pools). They run in RESP2,
+# in RESP3, and in the library's default (RESP3 on the wire, RESP2-shaped Python values), then
+# with a password in the URL (HELLO 3 AUTH, and AUTH). Installs what it needs with pip. In an
+# engine, the plugin hide_modules.py beside this script lets the suite collect (see it).
+#
+#   commands/clients/redis-py.sh [--version V] [--engine PATH]...
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+clients="$PWD/commands/clients"
+version=8.1.0
+engines=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --version) version=$2; shift 2 ;;
+    --engine) engines+=("$2"); shift 2 ;;
+    *) echo "unknown flag $1" >&2; exit 2 ;;
+  esac
+done
+
+python3 -m pip install -q --disable-pip-version-check "redis==$version" pytest \
+  'pytest-asyncio>=0.24.0' pytest-timeout packaging coverage 2>&1 | grep -v 'as the .root. user' || true
+work="$(mktemp -d)"
+pid=""
+cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+python3 -m pip download -q --disable-pip-version-check --no-deps --no-binary :all: \
+  "redis==$version" -d "$work" 2>&1 | grep -v 'as the .root. user' || true
+tar xzf "$work/redis-$version.tar.gz" -C "$work"
+suite="$work/redis-$version"
+
+cargo build --release -q -p lockfree-cuckoo-server -p lockfree-cuckoo-module
+module="$PWD/target/release/liblockfree_cuckoo_module.so"
+
+start() { # start HOST [PASSWORD]: a fresh host on a free loopback port; sets $port and $pid
+  local host="$1" password="${2:-}"
+  if [ "$host" = server ]; then
+    local auth=()
+    [ -n "$password" ] && auth=(--requirepass "$password")
+    target/release/lockfree-cuckoo-server --port 0 --save-file "$work/save" "${auth[@]}" \
+      >"$work/log" 2>&1 &
+    pid=$!
+    for _ in $(seq 100); do
+      port="$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\)$/\1/p' "$work/log")"
+      [ -n "$port" ] && return
+      sleep 0.1
+    done
+  else
+    port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+    local auth=()
+    [ -n "$password" ] && auth=(--requirepass "$password")
+    "$host" --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$work" \
+      --loadmodule "$module" "${auth[@]}" >"$work/log" 2>&1 &
+    pid=$!
+    for _ in $(seq 100); do
+      redis-cli -p "$port" ${password:+-a "$password" --no-auth-warning} PING 2>/dev/null \
+        | grep -q PONG && return
+      sleep 0.1
+    done
+  fi
+  cat "$work/log" >&2
+  exit 1
+}
+
+stop() {
+  kill "$pid"
+  wait "$pid" 2>/dev/null || true
+  pid=""
+}
+
+run() { # run LABEL URL [PYTEST FLAGS...]
+  local label="$1" url="$2"
+  shift 2
+  echo "--- redis-py $version, cuckoo filter tests, $label"
+  # pyproject.toml in the suite's root sets asyncio_mode=auto and the timeout. In an engine,
+  # hide_modules.py keeps the suite's RedisBloom version gate from failing the collection.
+  local plugin=()
+  [ "$host" != server ] && plugin=(-p hide_modules)
+  (cd "$suite" && PYTHONPATH="$clients" python3 -m pytest -q -p no:cacheprovider "${plugin[@]}" \
+    tests/test_bloom.py tests/test_asyncio/test_bloom.py -k cf_ --redis-url="$url" \
+    --redis-mod-url="$url" "$@")
+}
+
+for host in server "${engines[@]}"; do
+  name="$(basename "$host")"
+  [ "$host" != server ] && name="$name with the module"
+  start "$host"
+  url="redis://127.0.0.1:$port"
+  run "$name, RESP2" "$url/0" --protocol=2
+  run "$name, RESP3" "$url/0" --protocol=3
+  run "$name, the library's default protocol" "$url/0"
+  stop
+  start "$host" redis-py-secret
+  url="redis://default:redis-py-secret@127.0.0.1:$port"
+  run "$name, RESP3 with a password (HELLO 3 AUTH)" "$url/0" --protocol=3
+  run "$name, RESP2 with a password (AUTH)" "$url/0" --protocol=2
+  stop
+done
