@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
-# The server against redis-server, one run, same client and settings (BENCHMARKS.md, "The
-# server"): redis-benchmark with 50 clients at pipeline depths 1 and 16, CF.ADD/CF.EXISTS on
-# our server against SADD/SISMEMBER (an exact set) on redis-server, random keys; then the
-# memory each uses per item after 10 million distinct items. Needs redis-server,
-# redis-benchmark and redis-cli (Debian's redis-server and redis-tools).
+# Our CF.* commands against redis-server's own set, one run, same client and settings
+# (BENCHMARKS.md, "The server against redis-server" and "The module"): redis-benchmark with 50
+# clients at pipeline depths 1 and 16, CF.ADD/CF.EXISTS against SADD/SISMEMBER (an exact set),
+# random keys; then the memory each uses per item after 10 million distinct items, and the
+# false-positive rate of ours then (100,000 absent items). "Ours" is the server, or with
+# --ours module, redis-server with the module loaded. Needs redis-server, redis-benchmark and
+# redis-cli (Debian's redis-server and redis-tools).
 #
-#   server/bench/run.sh [--rounds N] [--requests N] [--items N] [--threads N]
+#   server/bench/run.sh [--ours server|module] [--rounds N] [--requests N] [--items N] [--threads N]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-rounds=3 requests=1000000 items=10000000 threads=""
+rounds=3 requests=1000000 items=10000000 threads="" ours=server
 while [ $# -gt 0 ]; do
   case "$1" in
+    --ours) ours=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
     --requests) requests=$2; shift 2 ;;
     --items) items=$2; shift 2 ;;
@@ -23,7 +26,7 @@ for tool in redis-server redis-benchmark redis-cli; do
   command -v "$tool" >/dev/null || { echo "$tool is missing (apt-get install redis-server redis-tools)" >&2; exit 1; }
 done
 
-cargo build --release -q -p lockfree-cuckoo-server
+cargo build --release -q -p lockfree-cuckoo-server -p lockfree-cuckoo-module
 work="$(mktemp -d)"
 ours_port=16380 redis_port=16379
 pids=()
@@ -31,7 +34,10 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -r
 trap cleanup EXIT
 
 start() { # start servers afresh: "ours" or "redis"
-  if [ "$1" = ours ]; then
+  if [ "$1" = ours ] && [ "$ours" = module ]; then
+    redis-server --port $ours_port --save "" --appendonly no --dir "$work" \
+      --loadmodule "$PWD/target/release/liblockfree_cuckoo_module.so" >"$work/ours.log" 2>&1 &
+  elif [ "$1" = ours ]; then
     # shellcheck disable=SC2086
     target/release/lockfree-cuckoo-server --port $ours_port --save-file "$work/save" $threads \
       --max-memory $((8 << 30)) >"$work/ours.log" 2>&1 &
@@ -57,7 +63,7 @@ rps() { # port depth command...: requests per second of one redis-benchmark run
 }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-echo "# lockfree-cuckoo-server against redis-server ($(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg))"
+echo "# ours ($ours) against redis-server ($(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg))"
 echo "redis-benchmark -c 50 -n $requests -r 10000000 -P {1,16}; $rounds rounds, ours and redis alternating; median requests/s"
 echo
 echo "| depth | ours CF.ADD | redis SADD | ratio | ours CF.EXISTS | redis SISMEMBER | ratio | ours PING | redis PING |"
@@ -92,8 +98,8 @@ resp_stream() { # command key: the RESP stream of `command key item:N` for N bel
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 used() { redis-cli -p "$1" INFO | tr -d '\r' | awk -F: '/^used_memory:/ {print $2}'; }
 echo
-echo "| $items distinct items | RSS empty | RSS after | RSS per item | used_memory per item |"
-echo "|---|---|---|---|---|"
+echo "| $items distinct items | RSS empty | RSS after | RSS per item | used_memory per item | false positives |"
+echo "|---|---|---|---|---|---|"
 for who in ours redis; do
   start "$who"
   pid=${pids[-1]} port=$ours_port command=CF.ADD
@@ -103,7 +109,14 @@ for who in ours redis; do
   resp_stream "$command" mem | redis-cli -p $port --pipe >"$work/pipe.log"
   grep -q 'errors: 0' "$work/pipe.log" || { cat "$work/pipe.log" >&2; exit 1; }
   after=$(rss_kib "$pid")
-  awk -v w="$who" -v b="$before" -v a="$after" -v u="$(used $port)" -v n="$items" \
-    'BEGIN { printf "| %s | %d MiB | %d MiB | %.2f B | %.2f B |\n", w, b / 1024, a / 1024, (a - b) * 1024 / n, u / n }'
+  fpr="exact"
+  if [ "$who" = ours ]; then
+    # 100,000 items never added, 1,000 to a CF.MEXISTS.
+    hits=$(awk 'BEGIN { for (b = 0; b < 100; b++) { printf "CF.MEXISTS mem"; for (i = 0; i < 1000; i++) printf " absent:%d", b * 1000 + i; printf "\n" } }' \
+      | redis-cli -p $port | grep -c '^1$' || true)
+    fpr=$(awk -v h="$hits" 'BEGIN { printf "%.4f%% (%d of 100,000)", h / 1000, h }')
+  fi
+  awk -v w="$who" -v b="$before" -v a="$after" -v u="$(used $port)" -v n="$items" -v f="$fpr" \
+    'BEGIN { printf "| %s | %d MiB | %d MiB | %.2f B | %.2f B | %s |\n", w, b / 1024, a / 1024, (a - b) * 1024 / n, u / n, f }'
   stop
 done
