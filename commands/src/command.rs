@@ -2,7 +2,7 @@
 //! [`Command`] with RedisBloom's options, ranges and error texts, and [`Command::run`], which
 //! carries it out on a [`Keyspace`].
 
-use crate::args::{lower_name, parse_i64, Argv};
+use crate::args::{parse_i64, Argv};
 use crate::entry::Entry;
 use crate::keyspace::{KeyError, Keyspace};
 use crate::loads::{dump_chunk, Loaded, CHUNK_BYTES};
@@ -56,9 +56,7 @@ pub const COMMANDS: &[Spec] = &[
 
 /// The spec of the `CF.*` command `name` (any case), if it is one.
 pub fn find(name: &[u8]) -> Option<&'static Spec> {
-    let mut buf = [0; 32];
-    let lower = lower_name(name, &mut buf);
-    COMMANDS.iter().find(|spec| spec.name.as_bytes() == lower)
+    COMMANDS.iter().find(|spec| spec.name.as_bytes().eq_ignore_ascii_case(name))
 }
 
 /// One parsed `CF.*` request.

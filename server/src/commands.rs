@@ -206,19 +206,21 @@ pub fn execute<A: Argv + ?Sized>(
     args: &A,
     out: &mut Vec<u8>,
 ) -> Next {
-    let mut lower = [0; 32];
-    // A name that is not UTF-8 is no command's: it stays unknown.
-    let name = std::str::from_utf8(lower_name(args.get(0), &mut lower)).unwrap_or("\u{fffd}");
-    if name == "post" || name == "host:" {
+    // The name is compared without case; it is lower-cased only for the server's own
+    // commands, after the filters' have been looked for.
+    let named = |wanted: &str| args.get(0).eq_ignore_ascii_case(wanted.as_bytes());
+    if named("post") || named("host:") {
+        let name = String::from_utf8_lossy(args.get(0));
         eprintln!("possible cross-protocol attack: a {name} request; the connection is closed");
         return Next::Close;
     }
-    if !session.authenticated && !BEFORE_AUTH.contains(&name) {
+    if !session.authenticated && !BEFORE_AUTH.iter().any(|&allowed| named(allowed)) {
         Reply::error("NOAUTH Authentication required.").write(session.protocol, out);
         return Next::Continue;
     }
-    if session.transaction.is_some() && !matches!(name, "exec" | "discard") {
-        let reply = queue(session, name, &Dyn(args));
+    let mut lower = [0; 32];
+    if session.transaction.is_some() && !named("exec") && !named("discard") {
+        let reply = queue(session, name_of(args.get(0), &mut lower), &Dyn(args));
         reply.write(session.protocol, out);
         return Next::Continue;
     }
@@ -230,11 +232,16 @@ pub fn execute<A: Argv + ?Sized>(
         reply.write(session.protocol, out);
         return Next::Continue;
     }
-    let (reply, next) = own(shared, session, name, &Dyn(args));
+    let (reply, next) = own(shared, session, name_of(args.get(0), &mut lower), &Dyn(args));
     if let Some(reply) = reply {
         reply.write(session.protocol, out);
     }
     next
+}
+
+/// The command name in lower case; one that is not UTF-8 is no command's, and stays unknown.
+fn name_of<'b>(raw: &'b [u8], buf: &'b mut [u8; 32]) -> &'b str {
+    std::str::from_utf8(lower_name(raw, buf)).unwrap_or("\u{fffd}")
 }
 
 /// `MULTI` is open: checks the request as Redis does at queueing time, then keeps a copy.
