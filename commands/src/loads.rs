@@ -12,6 +12,7 @@
 
 use std::collections::HashMap;
 use std::io::{self, Write};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use lockfree_cuckoo::{CuckooFilter, LoadError};
@@ -63,13 +64,16 @@ impl Write for Window {
 /// The `CF.LOADCHUNK` transfers under way, by key, within a bound on the bytes they hold.
 #[derive(Debug)]
 pub struct Loads {
-    limit: usize,
+    /// The bound on the bytes held, which a host may change (`set_limit`); Relaxed: a bound,
+    /// read under the lock of `staged`, it publishes nothing.
+    limit: AtomicUsize,
     /// Whether loaded filters may use huge pages (`Settings::build`).
     huge_pages: bool,
     /// Taken by `CF.LOADCHUNK` alone, never by the commands on filters.
     staged: Mutex<Staged>,
 }
 
+/// The transfers, and the bytes they hold: each transfer's buffer and its key.
 #[derive(Debug, Default)]
 struct Staged {
     by_key: HashMap<Vec<u8>, Vec<u8>>,
@@ -77,10 +81,17 @@ struct Staged {
 }
 
 impl Staged {
-    fn forget(&mut self, key: &[u8]) {
-        if let Some(bytes) = self.by_key.remove(key) {
-            self.bytes -= bytes.capacity();
-        }
+    /// Takes the transfer of `key` out, its bytes no longer counted.
+    fn take(&mut self, key: &[u8]) -> Option<Vec<u8>> {
+        let bytes = self.by_key.remove(key)?;
+        self.bytes -= key.len() + bytes.capacity();
+        Some(bytes)
+    }
+
+    /// Keeps `bytes` as the transfer of `key`, counted.
+    fn keep(&mut self, key: &[u8], bytes: Vec<u8>) {
+        self.bytes += key.len() + bytes.capacity();
+        self.by_key.insert(key.to_vec(), bytes);
     }
 }
 
@@ -94,46 +105,59 @@ pub enum Loaded {
 }
 
 impl Loads {
-    /// No transfers, at most `limit` bytes held for them together, and the filters they make
-    /// on huge pages if `huge_pages` says so.
+    /// No transfers, at most `limit` bytes held for them together (their keys included), and
+    /// the filters they make on huge pages if `huge_pages` says so.
     pub fn new(limit: usize, huge_pages: bool) -> Self {
-        Self { limit, huge_pages, staged: Mutex::new(Staged::default()) }
+        Self { limit: AtomicUsize::new(limit), huge_pages, staged: Mutex::new(Staged::default()) }
+    }
+
+    /// Changes the bound on the bytes held, for the chunks that come next.
+    pub fn set_limit(&self, limit: usize) {
+        self.limit.store(limit, Ordering::Relaxed);
     }
 
     /// Adds the chunk `data` that starts at byte `start` of the snapshot for `key`.
     ///
+    /// Memory grows with the bytes that arrive, never with what a header claims: a forged
+    /// length costs nothing it does not carry.
+    ///
     /// # Errors
     ///
-    /// The reply for a chunk that does not follow the bytes received (nothing changes), for
-    /// bytes over the bound, or for a snapshot the library refuses (the transfer is dropped).
+    /// The reply for an empty chunk or one that does not follow the bytes received (nothing
+    /// changes), for bytes over the bound, or for a snapshot the library refuses (the
+    /// transfer is dropped).
     pub fn add(&self, key: &[u8], start: u64, data: &[u8]) -> Result<Loaded, Reply> {
+        if data.is_empty() {
+            return Err(Reply::error("Couldn't load chunk! it is empty"));
+        }
         let mut staged = self.staged.lock().unwrap_or_else(|e| e.into_inner());
         if start == 0 {
-            staged.forget(key);
+            staged.take(key);
         }
-        let held = staged.by_key.get(key).map_or(0, Vec::len) as u64;
-        if start != held || (start > 0 && !staged.by_key.contains_key(key)) {
+        let held = staged.by_key.get(key).map(Vec::len);
+        if start != held.unwrap_or(0) as u64 {
+            let held = held.unwrap_or(0);
             return Err(Reply::error_owned(format!(
                 "Couldn't load chunk! it starts at byte {start}, and {held} bytes were received"
             )));
         }
-        let mut bytes = staged.by_key.remove(key).unwrap_or_default();
-        staged.bytes -= bytes.capacity();
-        let before = bytes.capacity();
-        if staged.bytes.saturating_add(before.max(bytes.len() + data.len())) > self.limit {
+        let limit = self.limit.load(Ordering::Relaxed);
+        let mut bytes = staged.take(key).unwrap_or_default();
+        let needed = key.len() + bytes.len() + data.len();
+        if staged.bytes.saturating_add(needed) > limit {
             return Err(Reply::error("ERR Insufficient memory to load the chunks"));
         }
         bytes.extend_from_slice(data);
         match CuckooFilter::builder().huge_pages(self.huge_pages).load(&bytes) {
             Ok(filter) => Ok(Loaded::Whole(filter)),
             Err(LoadError::Truncated { expected, found }) if found == bytes.len() as u64 => {
+                // A snapshot that could never fit is refused now; the memory it needs is
+                // taken only as its chunks arrive.
                 let expected = usize::try_from(expected).unwrap_or(usize::MAX);
-                if staged.bytes.saturating_add(expected) > self.limit {
+                if staged.bytes.saturating_add(key.len()).saturating_add(expected) > limit {
                     return Err(Reply::error("ERR Insufficient memory to load the chunks"));
                 }
-                bytes.reserve_exact(expected - bytes.len());
-                staged.bytes += bytes.capacity();
-                staged.by_key.insert(key.to_vec(), bytes);
+                staged.keep(key, bytes);
                 Ok(Loaded::Partial)
             }
             Err(e) => Err(Reply::error_owned(format!("Couldn't load chunk! {e}"))),

@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use lockfree_cuckoo_commands::{
-    parse, Entry, KeyError, Keyspace, Loads, Protocol, Reply, Settings, COMMANDS,
+    parse, Entry, KeyError, Keyspace, Loaded, Loads, Protocol, Reply, Settings, COMMANDS,
 };
 
 /// One database as a map; `CF.*` keys only, but `other` holds a key of another type.
@@ -354,7 +354,7 @@ fn every_listed_command_parses_and_only_those() {
 
 #[test]
 fn small_chunks_in_order_make_the_filter() {
-    use lockfree_cuckoo_commands::{dump_chunk, Loaded};
+    use lockfree_cuckoo_commands::dump_chunk;
     let m = Map::new();
     resp2(&m, "CF.RESERVE src 20000");
     for i in 0..15000 {
@@ -381,4 +381,27 @@ fn small_chunks_in_order_make_the_filter() {
     let small = Loads::new(10_000, true);
     let first = &filter.to_bytes()[..1000];
     assert!(small.add(b"dst", 0, first).is_err());
+}
+
+#[test]
+fn transfers_hold_what_arrived_not_what_headers_claim() {
+    // A filter whose snapshot is about 600 KB; two transfers of it under a bound of 1 MB.
+    let m = Map::new();
+    resp2(&m, "CF.RESERVE big 250000 EXPANSION 0");
+    let snapshot = m.keys.borrow()[&b"big"[..]].filter.to_bytes();
+    assert!((500_000..1_000_000).contains(&snapshot.len()), "{}", snapshot.len());
+    let loads = Loads::new(1_000_000, true);
+    // Both headers fit: neither reserves the length it claims.
+    for key in [&b"a"[..], b"b"] {
+        assert!(matches!(loads.add(key, 0, &snapshot[..4096]), Ok(Loaded::Partial)));
+    }
+    // Each completes: a finished transfer gives its bytes back.
+    let rest = &snapshot[4096..];
+    let whole = loads.add(b"a", 4096, rest).unwrap();
+    assert!(matches!(whole, Loaded::Whole(_)));
+    assert!(matches!(loads.add(b"b", 4096, rest), Ok(Loaded::Whole(_))));
+    // An empty chunk, and a header for more than the bound, are refused at once.
+    assert!(loads.add(b"c", 0, b"").is_err());
+    let small = Loads::new(100_000, true);
+    assert!(small.add(b"d", 0, &snapshot[..4096]).is_err());
 }

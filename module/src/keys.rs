@@ -23,6 +23,9 @@ fn max_memory() -> usize {
 /// The keys of the database the command runs in.
 pub(crate) struct Keys<'c> {
     pub(crate) ctx: &'c Context,
+    /// Whether the command may change the filters it reads: their keys are then opened for
+    /// writing, so that the engine sees them modified (`WATCH`, client-side caching).
+    pub(crate) write: bool,
 }
 
 impl Keys<'_> {
@@ -57,6 +60,11 @@ fn build(settings: &Settings) -> Result<Entry, KeyError> {
 impl Keyspace for Keys<'_> {
     fn read<R>(&self, key: &[u8], f: impl FnOnce(Option<&Entry>) -> R) -> Result<R, KeyError> {
         let name = self.ctx.create_string(key);
+        if self.write {
+            let key = self.ctx.open_key_writable(&name);
+            let entry = key.get_value::<Entry>(&CF_TYPE).map_err(|_| KeyError::WrongType)?;
+            return Ok(f(entry.map(|entry| &*entry)));
+        }
         let key = self.ctx.open_key(&name);
         let entry = key.get_value::<Entry>(&CF_TYPE).map_err(|_| KeyError::WrongType)?;
         Ok(f(entry))
@@ -88,7 +96,10 @@ impl Keyspace for Keys<'_> {
 
     fn loads(&self) -> &Loads {
         static LOADS: OnceLock<Loads> = OnceLock::new();
-        LOADS.get_or_init(|| Loads::new(max_memory(), false))
+        let loads = LOADS.get_or_init(|| Loads::new(max_memory(), false));
+        // `CONFIG SET cuckoo.cf-max-memory` applies to the next chunk.
+        loads.set_limit(max_memory());
+        loads
     }
 
     fn default_capacity(&self) -> u64 {

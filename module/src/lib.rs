@@ -14,7 +14,8 @@
 //! - **A data type** (`TYPE` answers `LFCuckooF`) saved in RDB (the filter's versioned
 //!   snapshot in chunks of 16 MiB), rewritten into an AOF as `CF.LOADCHUNK` commands, and
 //!   supporting `MEMORY USAGE`, `COPY`, `DUMP`/`RESTORE` and `DEBUG DIGEST` ([`value`]).
-//! - **Replication**: every write command that succeeds is replicated as it was sent. The
+//! - **Replication**: every write command that may have changed a filter is replicated as it
+//!   was sent, and a `CF.LOADCHUNK` transfer as one command once its chunks make a filter. The
 //!   filter is deterministic, so a replica that applies the same commands holds the same bytes
 //!   (`DEBUG DIGEST-VALUE` agrees on both).
 //! - **Configuration**: `cuckoo.cf-initial-size` (the capacity `CF.ADD` and `CF.INSERT` create
@@ -38,7 +39,7 @@ mod value;
 use std::ffi::CString;
 use std::os::raw::c_int;
 
-use lockfree_cuckoo_commands::{find, parse, Protocol, Reply, COMMANDS};
+use lockfree_cuckoo_commands::{find, parse, Command, Keyspace, Protocol, Reply, COMMANDS};
 use valkey_module::configuration::ConfigurationFlags;
 use valkey_module::{
     raw, valkey_module, Context, ContextFlags, InfoContext, Status, ValkeyResult, ValkeyString,
@@ -63,18 +64,54 @@ extern "C" fn run_command(
     } else {
         Protocol::Resp2
     };
+    let write = words.first().and_then(|name| find(name)).is_some_and(|spec| spec.write);
+    let keys = Keys { ctx: &context, write };
     let reply = match parse(&words[..]) {
-        Some(Ok(command)) => command.run(&Keys { ctx: &context }, protocol),
+        Some(Ok(command)) => {
+            // A transfer's chunks are replicated once they make a filter (below).
+            let loading = match command {
+                Command::LoadChunk { key, .. } => Some((key, exists(&keys, key))),
+                _ => None,
+            };
+            let reply = command.run(&keys, protocol);
+            match loading {
+                Some((key, existed)) => replicate_load(&context, &keys, key, existed, &reply),
+                None if write && changed(&reply) => context.replicate_verbatim(),
+                None => {}
+            }
+            reply
+        }
         Some(Err(reply)) => reply,
         None => Reply::error("ERR unknown command"),
     };
-    // A write that succeeded reaches the replicas and the AOF as it was sent: the filter is
-    // deterministic, so they end with the same bytes.
-    if !reply.is_error() && words.first().and_then(|name| find(name)).is_some_and(|s| s.write) {
-        context.replicate_verbatim();
-    }
     reply::send(ctx, &reply);
     raw::Status::Ok as c_int
+}
+
+/// Whether a write command's reply says it may have changed a filter: every reply but an
+/// error, and `Filter is full`, after which a growable filter at its ceiling may have completed
+/// pending removals. Replicas apply the same commands to the same bytes: the filter is
+/// deterministic, so they end with the same bytes (and answer the same errors).
+fn changed(reply: &Reply) -> bool {
+    !reply.is_error() || *reply == Reply::error("Filter is full")
+}
+
+fn exists(keys: &Keys<'_>, key: &[u8]) -> bool {
+    keys.read(key, |entry| entry.is_some()).unwrap_or(true)
+}
+
+/// `CF.LOADCHUNK` keeps its chunks aside until they make a filter: a partial transfer is in
+/// no RDB and on no replica. The chunk that completes one replicates the whole snapshot as one
+/// `CF.LOADCHUNK`, so replicas and the AOF create the filter in one command or not at all.
+fn replicate_load(context: &Context, keys: &Keys<'_>, key: &[u8], existed: bool, reply: &Reply) {
+    if existed || reply.is_error() {
+        return;
+    }
+    let Ok(Some(snapshot)) = keys.read(key, |entry| entry.map(|e| e.filter.to_bytes())) else {
+        return;
+    };
+    let cursor = (snapshot.len() + 1).to_string();
+    context.replicate("CF.LOADCHUNK", &[key, cursor.as_bytes(), &snapshot[..]][..]);
 }
 
 fn init(ctx: &Context, _args: &[ValkeyString]) -> Status {
@@ -131,7 +168,11 @@ fn add_acl_category(ctx: &Context) {
 }
 
 #[info_command_handler]
-fn info(ctx: &InfoContext, _for_crash_report: bool) -> ValkeyResult<()> {
+fn info(ctx: &InfoContext, for_crash_report: bool) -> ValkeyResult<()> {
+    // A crash may have happened with the set of values locked: a report leaves it alone.
+    if for_crash_report {
+        return Ok(());
+    }
     let (filters, bytes) = value::totals();
     ctx.builder()
         .add_section("filters")

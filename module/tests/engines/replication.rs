@@ -67,6 +67,19 @@ fn a_replica_holds_every_acknowledged_write_byte_for_byte() {
         let _: i64 = redis::cmd("WAIT").arg(1).arg(10_000).query(&mut p).unwrap();
         assert_eq!(digest(&mut r, "f0-copy"), digest(&mut p, "f0-copy"));
         assert_eq!(dump(&mut r, "f0-copy"), chunks);
+        // A transfer in two pieces: nothing of it reaches the replica until it makes a filter.
+        let whole = &chunks[0].1;
+        let half = whole.len() / 2;
+        let halves = [
+            ((half + 1) as i64, whole[..half].to_vec()),
+            ((whole.len() + 1) as i64, whole[half..].to_vec()),
+        ];
+        load(&mut p, "f0-halves", &halves[..1]);
+        let _: i64 = redis::cmd("WAIT").arg(1).arg(10_000).query(&mut p).unwrap();
+        assert_eq!(run(&mut r, "EXISTS f0-halves"), Value::Int(0));
+        load(&mut p, "f0-halves", &halves[1..]);
+        let _: i64 = redis::cmd("WAIT").arg(1).arg(10_000).query(&mut p).unwrap();
+        assert_eq!(digest(&mut r, "f0-halves"), digest(&mut p, "f0-halves"));
         // And a replica refuses writes, as the engine does for every write command.
         assert!(call(&mut r, &[b"CF.ADD", b"f0", b"z"]).is_err());
     }

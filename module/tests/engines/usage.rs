@@ -51,6 +51,15 @@ fn the_commands_in_both_protocols() {
         assert_eq!(run(&mut three, "CF.ADD f c"), Value::Boolean(true));
         assert!(matches!(run(&mut three, "CF.INFO f"), Value::Map(fields) if fields.len() == 8));
         assert_eq!(run(&mut three, "CF.INSERTNX f ITEMS c"), Value::Array(vec![Value::Int(0)]));
+
+        // A write to a filter is a change the engine sees: it aborts a transaction watching it.
+        for change in ["CF.DEL f b", "CF.ADD f d", "CF.INSERT f NOCREATE ITEMS e"] {
+            run(&mut c, "WATCH f");
+            run(&mut c, "MULTI");
+            run(&mut c, "CF.EXISTS f b");
+            run(&mut three, change);
+            assert_eq!(run(&mut c, "EXEC"), Value::Nil, "{engine:?}: {change} went unseen");
+        }
     }
 }
 
