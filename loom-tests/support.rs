@@ -61,15 +61,15 @@ impl Item {
     }
 }
 
-fn item(filter: &CuckooFilter, primary: usize, fingerprint: u16) -> Item {
-    let hash = filter.hash_for_slot(primary, fingerprint);
+fn item(filter: &CuckooFilter, first: usize, fingerprint: u16) -> Item {
+    let hash = filter.hash_for_slot(first, fingerprint);
     let (first, second, fingerprint) = filter.slots_for_hash(hash);
     Item { hash, fingerprint, first, second }
 }
 
 /// Two items with one fingerprint and one bucket pair in level 1 of a grown filter but different
 /// pairs in level 0: colliding in level 1 only. (An item's bucket in a level of `4m` buckets
-/// determines its bucket in one of `m`, and the alternate bucket is a reflection, so the pairs in
+/// determines its bucket in one of `m`, and the second bucket is a reflection, so the pairs in
 /// level 0 differ only for some first buckets in level 1: a search finds them.) `buckets` is the
 /// bucket count of level 1.
 pub(crate) fn colliding_in_level_1_only(grown: &CuckooFilter, buckets: usize) -> (Item, Item) {
@@ -77,8 +77,8 @@ pub(crate) fn colliding_in_level_1_only(grown: &CuckooFilter, buckets: usize) ->
     let at = |bucket: usize, fingerprint: u16| {
         let hash = grown.hash_for_slot_in_level(1, bucket, fingerprint);
         let (first, second, _) = grown.slots_for_hash(hash);
-        let (there, alternate, _) = grown.slots_for_hash_in_level(1, hash);
-        (Item { hash, fingerprint, first, second }, there, alternate)
+        let (there, second, _) = grown.slots_for_hash_in_level(1, hash);
+        (Item { hash, fingerprint, first, second }, there, second)
     };
     (1..=0xFFFE)
         .flat_map(|fingerprint| (0..buckets).map(move |bucket| (bucket, fingerprint)))
@@ -100,12 +100,12 @@ pub(crate) struct Items {
 }
 
 impl Items {
-    /// An item whose buckets are `primary` and `alternate` (equal for a one-bucket item).
-    pub(crate) fn pick(&mut self, filter: &CuckooFilter, primary: usize, alternate: usize) -> Item {
+    /// An item whose buckets are `first` and `second` (equal for a one-bucket item).
+    pub(crate) fn pick(&mut self, filter: &CuckooFilter, first: usize, second: usize) -> Item {
         loop {
             self.next = self.next.checked_add(1).expect("no fingerprint fits these buckets");
-            let candidate = item(filter, primary, self.next);
-            if (candidate.first, candidate.second) == (primary, alternate) {
+            let candidate = item(filter, first, self.next);
+            if (candidate.first, candidate.second) == (first, second) {
                 return candidate;
             }
         }

@@ -1,14 +1,16 @@
 //! SWAR logic on a bucket word: four 16-bit fingerprint lanes in one `u64`.
 //!
-//! Lane `k` occupies bits `16k..16k+16`; the value 0 marks an empty lane, which is why a
-//! fingerprint is never 0, and no lane ever holds 0xFFFF, which no fingerprint is (see
-//! [`UNUSED_WORD`]). Every function here is pure: the concurrent protocol lives in `table`.
+//! Lane `k` occupies bits `16k..16k+16`; the value 0 marks an empty lane, and no lane ever holds
+//! 0xFFFF, which no [`Fingerprint`] is (see [`UNUSED_WORD`]). Every function here is pure: the
+//! concurrent protocol lives in `table`.
+
+use crate::fingerprint::Fingerprint;
 
 /// Lanes in a bucket.
 pub(crate) const LANES: usize = 4;
 
-/// A word no bucket ever holds, since no fingerprint is 0xFFFF (`hash::fingerprint` maps it to
-/// 0xFFFE): free for the protocol to use as a sentinel. To a lookup it is a full bucket that
+/// A word no bucket ever holds, since no fingerprint is 0xFFFF ([`Fingerprint`]): free for the
+/// protocol to use as a sentinel. To a lookup it is a full bucket that
 /// matches no fingerprint.
 pub(crate) const UNUSED_WORD: u64 = u64::MAX;
 
@@ -18,8 +20,8 @@ const HIGH_BITS: u64 = 0x8000_8000_8000_8000;
 
 /// A fingerprint copied into all four lanes.
 #[inline]
-const fn broadcast(fingerprint: u16) -> u64 {
-    fingerprint as u64 * LOW_BITS
+const fn broadcast(fingerprint: Fingerprint) -> u64 {
+    fingerprint.get() as u64 * LOW_BITS
 }
 
 /// The classic has-zero-lane test. Borrows can set flags above a true zero lane, so only the
@@ -40,13 +42,13 @@ const fn lowest_flagged_lane(flags: u64) -> Option<usize> {
 
 /// Whether any lane of `word` holds `fingerprint`.
 #[inline]
-pub(crate) const fn contains(word: u64, fingerprint: u16) -> bool {
+pub(crate) const fn contains(word: u64, fingerprint: Fingerprint) -> bool {
     zero_lane_flags(word ^ broadcast(fingerprint)) != 0
 }
 
 /// The lowest lane of `word` that holds `fingerprint`.
 #[inline]
-pub(crate) const fn find(word: u64, fingerprint: u16) -> Option<usize> {
+pub(crate) const fn find(word: u64, fingerprint: Fingerprint) -> Option<usize> {
     lowest_flagged_lane(zero_lane_flags(word ^ broadcast(fingerprint)))
 }
 
@@ -56,7 +58,7 @@ pub(crate) const fn find_empty(word: u64) -> Option<usize> {
     lowest_flagged_lane(zero_lane_flags(word))
 }
 
-/// The fingerprint in `lane` (0 when the lane is empty).
+/// The value of `lane`: a fingerprint, or 0 when the lane is empty.
 #[inline]
 pub(crate) const fn lane(word: u64, lane: usize) -> u16 {
     (word >> (lane as u32 * LANE_BITS)) as u16
@@ -64,9 +66,9 @@ pub(crate) const fn lane(word: u64, lane: usize) -> u16 {
 
 /// `word` with `lane`, which must be empty, set to `fingerprint`.
 #[inline]
-pub(crate) const fn with_lane(word: u64, lane: usize, fingerprint: u16) -> u64 {
+pub(crate) const fn with_lane(word: u64, lane: usize, fingerprint: Fingerprint) -> u64 {
     debug_assert!(self::lane(word, lane) == 0);
-    word | (fingerprint as u64) << (lane as u32 * LANE_BITS)
+    word | (fingerprint.get() as u64) << (lane as u32 * LANE_BITS)
 }
 
 /// `word` with `lane` emptied.
@@ -94,7 +96,7 @@ pub(crate) const fn occupied(word: u64) -> usize {
 
 /// How many lanes of `word` hold `fingerprint`.
 #[inline]
-pub(crate) const fn count(word: u64, fingerprint: u16) -> usize {
+pub(crate) const fn count(word: u64, fingerprint: Fingerprint) -> usize {
     LANES - occupied(word ^ broadcast(fingerprint))
 }
 
@@ -116,19 +118,20 @@ mod tests {
 
     #[test]
     fn find_matches_naive_scan_for_every_lane_position_and_tricky_neighbours() {
-        for target in TRICKY.iter().copied().filter(|&f| f != 0) {
+        for target in TRICKY.iter().copied().filter_map(Fingerprint::from_lane) {
             for a in TRICKY {
                 for b in TRICKY {
                     for c in TRICKY {
                         for d in TRICKY {
                             let lanes = [a, b, c, d];
                             let w = word(lanes);
-                            assert_eq!(find(w, target), naive_find(lanes, target), "{lanes:x?}");
-                            assert_eq!(contains(w, target), lanes.contains(&target));
+                            let value = target.get();
+                            assert_eq!(find(w, target), naive_find(lanes, value), "{lanes:x?}");
+                            assert_eq!(contains(w, target), lanes.contains(&value));
                             assert_eq!(find_empty(w), naive_find(lanes, 0), "{lanes:x?}");
                             assert_eq!(
                                 count(w, target),
-                                lanes.iter().filter(|&&x| x == target).count()
+                                lanes.iter().filter(|&&x| x == value).count()
                             );
                             assert_eq!(occupied(w), lanes.iter().filter(|&&x| x != 0).count());
                         }
@@ -151,7 +154,9 @@ mod tests {
     fn the_unused_word_is_full_and_matches_no_fingerprint() {
         assert_eq!(UNUSED_WORD, word([0xFFFF; LANES]));
         assert_eq!(find_empty(UNUSED_WORD), None);
-        assert!((1..u16::MAX).all(|f| !contains(UNUSED_WORD, f) && broadcast(f) != UNUSED_WORD));
+        assert!((1..u16::MAX)
+            .map(Fingerprint::of)
+            .all(|f| !contains(UNUSED_WORD, f) && broadcast(f) != UNUSED_WORD));
         assert_eq!(reserved_lane(UNUSED_WORD), Some(0));
     }
 
@@ -179,9 +184,12 @@ mod tests {
             for other in (0..LANES).filter(|&o| o != k) {
                 assert_eq!(lane(cleared, other), lane(full, other));
             }
-            assert_eq!(with_lane(cleared, k, lane(full, k)), full);
-            assert_eq!(with_lane(0, k, 0xBEEF), 0xBEEF << (16 * k));
-            assert_eq!(find(with_lane(0, k, 0xBEEF), 0xBEEF), Some(k));
+            assert_eq!(with_lane(cleared, k, Fingerprint::of(lane(full, k))), full);
+            assert_eq!(with_lane(0, k, Fingerprint::of(0xBEEF)), 0xBEEF << (16 * k));
+            assert_eq!(
+                find(with_lane(0, k, Fingerprint::of(0xBEEF)), Fingerprint::of(0xBEEF)),
+                Some(k)
+            );
         }
     }
 
@@ -189,9 +197,9 @@ mod tests {
     fn find_reports_the_lowest_match_even_with_borrow_ghosts() {
         // A zero lane below a lane holding 1 makes the naive flags ghost-flag the upper lane.
         let w = word([7, 0, 1, 7]);
-        assert_eq!(find(w, 7), Some(0));
+        assert_eq!(find(w, Fingerprint::of(7)), Some(0));
         assert_eq!(find_empty(w), Some(1));
-        assert_eq!(find(word([0, 1, 0x8001, 1]), 1), Some(1));
-        assert_eq!(find(word([2, 3, 4, 5]), 1), None);
+        assert_eq!(find(word([0, 1, 0x8001, 1]), Fingerprint::of(1)), Some(1));
+        assert_eq!(find(word([2, 3, 4, 5]), Fingerprint::of(1)), None);
     }
 }

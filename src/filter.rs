@@ -292,7 +292,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
         self.levels.remove(hash::mix(hash))
     }
 
-    /// **Unstable, for tests** (feature `test-hooks`): a hash whose primary bucket is `bucket`
+    /// **Unstable, for tests** (feature `test-hooks`): a hash whose first bucket is `bucket`
     /// and whose fingerprint is `fingerprint` (in `1..=0xFFFE`) in level 0, for use with the
     /// `*_hash` methods.
     #[cfg(feature = "test-hooks")]
@@ -306,14 +306,15 @@ impl<S: BuildHasher> CuckooFilter<S> {
     ///
     /// # Panics
     ///
-    /// If the filter has no such level.
+    /// If the filter has no such level, or `fingerprint` is 0 or 0xFFFF.
     #[cfg(feature = "test-hooks")]
     #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
     pub fn hash_for_slot_in_level(&self, level: usize, bucket: usize, fingerprint: u16) -> u64 {
-        hash::compose(bucket, fingerprint, self.levels.level(level).bucket_count())
+        let buckets = self.levels.level(level).bucket_count();
+        hash::compose(bucket, test_fingerprint(fingerprint), buckets)
     }
 
-    /// **Unstable, for tests** (feature `test-hooks`): the primary bucket, alternate bucket and
+    /// **Unstable, for tests** (feature `test-hooks`): the first bucket, second bucket and
     /// fingerprint of a hash in level 0.
     #[cfg(feature = "test-hooks")]
     #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
@@ -331,7 +332,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
     pub fn slots_for_hash_in_level(&self, level: usize, hash: u64) -> (usize, usize, u16) {
         let s = hash::slots(hash, self.levels.level(level).bucket_count());
-        (s.first, s.second, s.fingerprint)
+        (s.first, s.second, s.fingerprint.get())
     }
 
     /// **Unstable, for tests** (feature `test-hooks`): how many copies of `fingerprint` bucket
@@ -348,7 +349,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     ///
     /// # Panics
     ///
-    /// If the filter has no such level.
+    /// If the filter has no such level, or `fingerprint` is 0 or 0xFFFF.
     #[cfg(feature = "test-hooks")]
     #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
     pub fn fingerprint_count_in_level(
@@ -357,7 +358,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
         bucket: usize,
         fingerprint: u16,
     ) -> usize {
-        self.levels.level(level).fingerprint_count(bucket, fingerprint)
+        self.levels.level(level).fingerprint_count(bucket, test_fingerprint(fingerprint))
     }
 
     /// **Unstable, for tests** (feature `test-hooks`): adds a level to a growable filter now, as
@@ -493,7 +494,7 @@ impl<S> CuckooFilter<S> {
         self.len() as f64 / (self.bucket_count() * LANES) as f64
     }
 
-    /// Bytes the filter occupies: the table (8 bytes a bucket), its version stripes, counters
+    /// Bytes the filter occupies: the table (8 bytes a bucket), its stripes, counters
     /// and the filter itself.
     ///
     /// # Examples
@@ -567,4 +568,10 @@ impl<S> fmt::Debug for CuckooFilter<S> {
             .field("memory_usage", &self.memory_usage())
             .finish_non_exhaustive()
     }
+}
+
+/// A test hook's fingerprint argument, checked.
+#[cfg(feature = "test-hooks")]
+fn test_fingerprint(value: u16) -> crate::fingerprint::Fingerprint {
+    crate::fingerprint::Fingerprint::from_lane(value).expect("a fingerprint is in 1..=0xFFFE")
 }

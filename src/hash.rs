@@ -12,15 +12,16 @@
 //!
 //! The bucket index comes from the high 48 bits of the mixed hash (multiply-shift "fastrange",
 //! so any bucket count works) and the fingerprint from the low 16: disjoint bits, so two items
-//! that share a fingerprint are no likelier to share a bucket. A fingerprint is in
-//! `1..=0xFFFE`: 0 marks an empty lane, and 0xFFFF is reserved so that no bucket word is ever
-//! `bucket::UNUSED_WORD`. The alternate bucket is a reflection, `alt(i, f) = (c(f) - i) mod m`,
+//! that share a fingerprint are no likelier to share a bucket ([`Fingerprint`] says which
+//! values a fingerprint takes). The second bucket is a reflection, `alt(i, f) = (c(f) - i) mod m`,
 //! an involution for every `m`, not only powers of two.
+
+use crate::fingerprint::Fingerprint;
 
 /// Where an item lives: its fingerprint and its two candidate buckets (equal for some items).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Slots {
-    pub(crate) fingerprint: u16,
+    pub(crate) fingerprint: Fingerprint,
     pub(crate) first: usize,
     pub(crate) second: usize,
 }
@@ -64,17 +65,7 @@ const fn unmix(mut mixed: u64) -> u64 {
     mixed ^ mixed >> 32
 }
 
-/// The fingerprint of a mixed hash: its low 16 bits, with 0 (the empty lane) mapped to 1 and
-/// 0xFFFF (reserved) to 0xFFFE, so always in `1..=0xFFFE`.
-#[inline]
-pub(crate) const fn fingerprint(mixed: u64) -> u16 {
-    let low = mixed as u16;
-    // Both excluded values are fixed by flipping the lowest bit, and `low + 1 < 2` tests for
-    // both at once: four instructions, no branch.
-    low ^ (low.wrapping_add(1) < 2) as u16
-}
-
-/// The primary bucket of a mixed hash among `buckets`, from the bits above the fingerprint.
+/// The first bucket of a mixed hash among `buckets`, from the bits above the fingerprint.
 #[inline]
 pub(crate) const fn index(mixed: u64, buckets: usize) -> usize {
     (((mixed >> 16) as u128 * buckets as u128) >> 48) as usize
@@ -82,9 +73,9 @@ pub(crate) const fn index(mixed: u64, buckets: usize) -> usize {
 
 /// The other bucket of the fingerprint found in bucket `i`: `alt(alt(i, f), f) == i`.
 #[inline]
-pub(crate) const fn alt_index(i: usize, fingerprint: u16, buckets: usize) -> usize {
+pub(crate) const fn alt_index(i: usize, fingerprint: Fingerprint, buckets: usize) -> usize {
     // Golden-ratio multiply spreads the 16 fingerprint bits over the word; fastrange reduces it.
-    let mixed = (fingerprint as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let mixed = (fingerprint.get() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     let centre = ((mixed as u128 * buckets as u128) >> 64) as usize;
     // `centre - i`, plus `buckets` when that is negative, without a branch: the CPU would
     // mispredict one half the time. Both are below `isize::MAX`, so the difference's sign bit
@@ -105,18 +96,17 @@ pub(crate) const fn slots(hash: u64, buckets: usize) -> Slots {
 /// slots in each level from it.
 #[inline]
 pub(crate) const fn mixed_slots(mixed: u64, buckets: usize) -> Slots {
-    let fingerprint = fingerprint(mixed);
+    let fingerprint = Fingerprint::of_mixed(mixed);
     let first = index(mixed, buckets);
     Slots { fingerprint, first, second: alt_index(first, fingerprint, buckets) }
 }
 
-/// A hash whose primary bucket is `bucket` and whose fingerprint is `fingerprint` (in
-/// `1..=0xFFFE`).
+/// A hash whose first bucket is `bucket` and whose fingerprint is `fingerprint`.
 #[cfg(any(test, feature = "test-hooks"))]
-pub(crate) const fn compose(bucket: usize, fingerprint: u16, buckets: usize) -> u64 {
+pub(crate) const fn compose(bucket: usize, fingerprint: Fingerprint, buckets: usize) -> u64 {
     // The smallest 48-bit value that fastrange maps to `bucket`.
     let high = ((bucket as u128) << 48).div_ceil(buckets as u128) as u64;
-    unmix(high << 16 | fingerprint as u64)
+    unmix(high << 16 | fingerprint.get() as u64)
 }
 
 #[cfg(test)]
@@ -125,18 +115,6 @@ mod tests {
     use rand::{rngs::StdRng, Rng, SeedableRng};
 
     const SIZES: [usize; 14] = [1, 2, 3, 4, 5, 7, 8, 9, 97, 255, 256, 257, 65_537, 1_000_003];
-
-    #[test]
-    fn fingerprint_is_never_zero_nor_reserved() {
-        assert_eq!(fingerprint(0), 1);
-        assert_eq!(fingerprint(0xFFFF_0000), 1);
-        assert_eq!(fingerprint(0x1_0002), 2);
-        assert_eq!(fingerprint(0xFFFF), 0xFFFE);
-        assert_eq!(fingerprint(u64::MAX), 0xFFFE);
-        for f in 1..u16::MAX {
-            assert_eq!(fingerprint(f as u64 | 0xABCD_0000), f);
-        }
-    }
 
     #[test]
     fn mix_is_a_bijection_undone_by_unmix() {
@@ -163,7 +141,7 @@ mod tests {
         for (hash, mixed, f, first) in vectors {
             assert_eq!(mix(hash), mixed, "{hash:#x}");
             let s = slots(hash, 1000);
-            assert_eq!((s.fingerprint, s.first), (f, first), "{hash:#x}");
+            assert_eq!((s.fingerprint.get(), s.first), (f, first), "{hash:#x}");
         }
     }
 
@@ -194,11 +172,11 @@ mod tests {
     #[test]
     fn alt_is_an_involution_within_range_for_every_size() {
         for m in SIZES {
-            for f in (1..=u16::MAX).step_by(97).chain([1, u16::MAX]) {
+            for f in (1..u16::MAX).step_by(97).chain([1, u16::MAX - 1]).map(Fingerprint::of) {
                 for i in [0, m / 2, m - 1] {
                     let j = alt_index(i, f, m);
-                    assert!(j < m, "alt({i}, {f}) = {j} out of {m}");
-                    assert_eq!(alt_index(j, f, m), i, "m={m} f={f} i={i}");
+                    assert!(j < m, "alt({i}, {f:?}) = {j} out of {m}");
+                    assert_eq!(alt_index(j, f, m), i, "m={m} f={f:?} i={i}");
                 }
             }
         }
@@ -206,7 +184,7 @@ mod tests {
         for _ in 0..100_000 {
             let m = rng.random_range(1..1 << 30);
             let i = rng.random_range(0..m);
-            let f = rng.random_range(1..=u16::MAX);
+            let f = Fingerprint::of(rng.random_range(1..u16::MAX));
             let j = alt_index(i, f, m);
             assert!(j < m);
             assert_eq!(alt_index(j, f, m), i);
@@ -234,7 +212,7 @@ mod tests {
     fn compose_round_trips_through_slots() {
         for m in SIZES {
             for bucket in [0, m / 3, m - 1] {
-                for f in [1, 2, 0x8000, 0xFFFE] {
+                for f in [1, 2, 0x8000, 0xFFFE].map(Fingerprint::of) {
                     let s = slots(compose(bucket, f, m), m);
                     assert_eq!((s.first, s.fingerprint), (bucket, f), "m={m}");
                     assert_eq!(s.second, alt_index(bucket, f, m));
@@ -247,7 +225,7 @@ mod tests {
     /// fingerprints more often than chance and the false-positive rate would rise. Count pairs
     /// of random hashes that land in the same bucket and compare their fingerprint agreement
     /// with the chance that independence predicts: the sum of the squared probabilities of the
-    /// fingerprints, `(65532 + 2 × 2²) / 2³²` (1 and 0xFFFE take two values each), 1/65532.
+    /// fingerprints, 1/65,532 (`fingerprint`'s module).
     #[test]
     fn index_and_fingerprint_are_independent() {
         let buckets = 1 << 10;

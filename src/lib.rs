@@ -92,7 +92,7 @@
 //!   [`contains_batch`](CuckooFilter::contains_batch) reads the list of levels once, when it
 //!   starts: a level added during the batch holds only items inserted after the batch began,
 //!   which its lookups may or may not see, like any insert concurrent with the batch.
-//! - [`len`](CuckooFilter::len) and [`stats`](CuckooFilter::stats) are sums of striped counters:
+//! - [`len`](CuckooFilter::len) and [`stats`](CuckooFilter::stats) are sums of sharded counters:
 //!   exact when no insert or remove is in flight, approximate while they run.
 //!
 //! # Removing
@@ -119,6 +119,7 @@ mod bucket;
 mod builder;
 mod error;
 mod filter;
+mod fingerprint;
 mod hash;
 mod hasher;
 mod levels;

@@ -10,6 +10,7 @@ use core::hash::BuildHasher;
 use crate::bucket::{self, LANES};
 use crate::error::MergeError;
 use crate::filter::CuckooFilter;
+use crate::fingerprint::Fingerprint;
 use crate::hash::{alt_index, Slots};
 use crate::snapshot::probes;
 
@@ -79,10 +80,9 @@ impl<S: BuildHasher> CuckooFilter<S> {
             let buckets = table.bucket_count();
             for (index, word) in copy.words().enumerate() {
                 for lane in 0..LANES {
-                    let fingerprint = bucket::lane(word, lane);
-                    if fingerprint == 0 {
+                    let Some(fingerprint) = Fingerprint::from_lane(bucket::lane(word, lane)) else {
                         continue;
-                    }
+                    };
                     // Copies are interchangeable, so either bucket of the pair may come first.
                     let second = alt_index(index, fingerprint, buckets);
                     let slots = Slots { fingerprint, first: index, second };

@@ -35,7 +35,7 @@
 
 use core::ptr;
 
-use crate::hash;
+use crate::fingerprint::Fingerprint;
 use crate::sync::{self, AtomicPtr, AtomicU64, Ordering, UnsafeCell};
 
 /// Entries an item's key may occupy, from its home position on: a register or claim reads at
@@ -52,7 +52,7 @@ const MIN_ENTRIES: usize = if sync::MODEL_CHECKING { 2 } else { PROBES };
 /// The entry word of the item whose mixed hash is `mixed`: never 0, and with the same slots as
 /// `mixed` in a table of any size.
 pub(crate) const fn key(mixed: u64) -> u64 {
-    mixed & !0xFFFF | hash::fingerprint(mixed) as u64
+    mixed & !0xFFFF | Fingerprint::of_mixed(mixed).get() as u64
 }
 
 /// A block of entries.

@@ -4,46 +4,62 @@
 //!
 //! ## Invariants
 //!
-//! 1. **Every write to a bucket word is a CAS**, so each one continues the release sequence of
-//!    the writes before it; no plain store touches a table that other threads can see.
-//! 2. **A fingerprint is never outside the table.** A relocation of `f` from `src` to
-//!    `dst = alt(src, f)` checks that `src` holds `f`, CASes `f` into an empty lane of `dst`
-//!    (copy-in), and only then takes one `f` out of `src`. In between `f` has one copy too many,
-//!    never one too few.
-//! 3. **Every removal is announced.** Every CAS that takes a fingerprint out of a bucket (a
-//!    relocation's removal from its source, a `remove`, a surplus removal) is preceded in its
-//!    thread by a bump, an AcqRel `fetch_add` of [`VERSION_BUMP`], of the version stripe of the
-//!    fingerprint's bucket pair, made after the thread saw the fingerprint in that bucket and after
-//!    everything the thread did before (a relocation's copy-in, an insert it made earlier).
-//!    Adding a fingerprint is never announced.
-//! 4. **Copies are interchangeable.** Copies of one fingerprint in one bucket pair are the same to
-//!    every operation, so a lane going from `f` to empty and back to `f` (ABA) is harmless, and
-//!    which item a removed copy "was" does not matter.
-//! 5. **A pair has one stripe**, indexed by the smaller of its two buckets, whichever bucket an
-//!    operation reads first.
+//! Each has a name, and the rest of the crate cites it by that name.
+//!
+//! ### Every write is a CAS
+//!
+//! Each write to a bucket word continues the release sequence of the writes before it; no plain
+//! store touches a table that other threads can see.
+//!
+//! ### A fingerprint is never outside the table
+//!
+//! A relocation of `f` from `from` to `to = alt(from, f)` checks that `from` holds `f`, CASes `f`
+//! into an empty lane of `to` (copy-in), and only then takes one `f` out of `from`. In between `f`
+//! has one copy too many, never one too few.
+//!
+//! ### Every removal is announced
+//!
+//! Every CAS that takes a fingerprint out of a bucket (a relocation's removal from its source, a
+//! `remove`, a surplus removal) is preceded in its thread by an announcement on the stripe of the
+//! fingerprint's pair ([`Stripe::announce_removal`](stripe::Stripe::announce_removal), an AcqRel
+//! RMW), made after the thread saw the fingerprint in that bucket and after everything the thread
+//! did before (a relocation's copy-in, an insert it made earlier). Adding a fingerprint is never
+//! announced.
+//!
+//! ### Copies are interchangeable
+//!
+//! Copies of one fingerprint in one bucket pair are the same to every operation, so a lane going
+//! from `f` to empty and back to `f` (ABA) is harmless, and which item a removed copy "was" does
+//! not matter.
+//!
+//! ### A pair has one stripe
+//!
+//! A pair's stripe is chosen by the smaller of its two buckets, whichever bucket an operation reads
+//! first ([`Stripes::of_pair`](stripe::Stripes::of_pair)).
 //!
 //! ## Inserts
 //!
 //! An insert CASes its fingerprint into an empty lane of either bucket (Release: a lookup that
 //! sees the lane also sees what the inserting thread did before; no validation rests on it). If
 //! neither has room, it plans the shortest cuckoo path (`path`) and commits it last hop first,
-//! each hop a relocation as in invariant 2, then puts its fingerprint in the lane the path freed.
+//! each hop a relocation as in [A fingerprint is never outside the table], then puts its fingerprint in the lane the path freed.
 //! A hop that meets a change abandons the path with every fingerprint still in the table, and the
 //! insert plans again: a failed hop means another thread changed a bucket on the path, so the
 //! retries are lock-free, and [`InsertError::Full`] means that a search found no path.
 //!
 //! ## The validated read
 //!
-//! A lookup loads the pair's stripe (`V1`, Acquire), both buckets (Acquire), and the stripe again
-//! (`V2`). A match answers `true` at once. A miss counts only if `V2` reads the same write as
-//! `V1`; otherwise the lookup retries, and after [`DEFAULT_LOOKUP_RETRIES`] failed validations it
-//! answers `true` without proof (a rare extra false positive, counted in the stats).
+//! A lookup stamps the pair's stripe (`V1`, Acquire), loads both buckets (Acquire), and validates
+//! the stamp (`V2`): [`Stripe::read_validated`](stripe::Stripe::read_validated). A match answers
+//! `true` at once. A miss counts only if `V2` reads the same write as `V1`; otherwise the lookup
+//! retries, and after [`DEFAULT_LOOKUP_RETRIES`] failed validations it answers `true` without
+//! proof (a rare extra false positive, counted in the stats).
 //!
 //! **Lemma.** Let a validated miss observe a removal `R` of `f` from one of its buckets (the
 //! bucket load reads `R`'s CAS or a later write of that word). `R` is a release CAS and every
 //! later write of the word is an RMW, so `R` synchronises with the Acquire bucket load. `R`'s
-//! announcing bump `B` is sequenced before `R`, so `B` happens-before the load and hence before
-//! `V2`, which reads `B` or a later bump of the stripe. `V2` reads the same write as `V1`, so `B`
+//! announcement `B` is sequenced before `R`, so `B` happens-before the load and hence before
+//! `V2`, which reads `B` or a later announcement on the stripe. `V2` reads the same write as `V1`, so `B`
 //! is that write or an earlier one, and as every write of a stripe is an RMW, `B` synchronises
 //! with `V1`. So **everything that happened-before the announcement of an observed removal is
 //! visible to both bucket loads.**
@@ -52,10 +68,12 @@
 //! takes that copy, the item lives on in another copy of the same fingerprint in the same pair
 //! whose add happened-before the removal's announcement, if there is one:
 //!
-//! - a relocation: its copy-in is sequenced before its bump (invariants 2, 3);
+//! - a relocation: its copy-in is sequenced before its announcement ([A fingerprint is never
+//!   outside the table], [Every removal is announced]);
 //! - a colliding item Y (same fingerprint, same pair, perhaps the opposite first bucket) inserted
 //!   and then removed, or the same key inserted twice and removed once: Y's put happens-before
-//!   the remove's bump, whichever bucket each copy is in. By invariant 4 a remove that takes the
+//!   the remove's announcement, whichever bucket each copy is in. As [Copies are interchangeable],
+//!   a remove that takes the
 //!   older copy has moved the older item into Y's copy, and it announced that move like a
 //!   relocation does.
 //!
@@ -79,60 +97,52 @@
 //!
 //! When a relocation finds its source copy already gone (another relocation or a remove took it),
 //! its copy-in is one copy too many. It removes one copy of `f` from either bucket with the same
-//! validated loop as `remove` ([`Table::take_validated`]): a single unvalidated pass could miss a
+//! validated read as `remove` ([`Table::take_validated`]): a single unvalidated pass could miss a
 //! copy that is moving between the two buckets, and every removal the loop makes is announced.
 //!
 //! ## Snapshots
 //!
-//! A snapshot scan ([`scan`]) publishes itself in the low half of every version stripe. A
-//! removal's bump returns the stripe's previous value, so the remover knows whether a scan began
+//! A snapshot scan ([`scan`]) publishes itself in the low half of every stripe. A removal's
+//! announcement returns the stripe's previous value, so the remover knows whether a scan began
 //! before its announcement; if one did, and the scan has started on every stripe, it copies the
 //! bucket into the scan before it takes the fingerprint out. The argument is in the `scan`
 //! module. A scan's start and end change every stripe's value, so a lookup that straddles one
 //! validates once more; lookups never take part otherwise.
+//!
+//! [A fingerprint is never outside the table]: #a-fingerprint-is-never-outside-the-table
+//! [Every removal is announced]: #every-removal-is-announced
+//! [Copies are interchangeable]: #copies-are-interchangeable
 
 mod path;
 mod scan;
+mod stripe;
 mod words;
 
 pub(crate) use scan::ScannedWords;
 
 use crate::bucket::{self, LANES};
 use crate::error::{BuildError, InsertError};
+use crate::fingerprint::Fingerprint;
 use crate::hash::{self, Slots};
 use crate::stats::{Counters, Event, Stats};
 use crate::sync::{self, load_for_update, reload_for_update, AtomicU64, Ordering};
 
 use path::{Hop, PathSearch};
+use stripe::{Attempt, Stripe, Stripes};
 use words::Words;
 
 /// Validation attempts a lookup makes before answering `true` without proof.
 pub(crate) const DEFAULT_LOOKUP_RETRIES: u32 = 8;
-
-/// What a removal's announcement adds to its stripe: the high half counts announcements, the low
-/// half holds the id of a running snapshot scan (0 when none runs).
-const VERSION_BUMP: u64 = 1 << 32;
-
-/// Buckets a version stripe covers, and the most stripes a table has. Small tables keep few
-/// stripes (2.2 bytes an item at 100,000 items); a large table gets up to 64 KiB of them, so that
-/// the announcements of two threads' removals rarely write a cache line the other thread's
-/// lookups are reading. A removal makes an unrelated lookup retry only if it lands on the same
-/// stripe within the lookup's few nanoseconds. Under the model checker every bucket has its own
-/// stripe, so that a model can tell a pair's stripe from its first bucket's.
-const BUCKETS_PER_VERSION: usize = if sync::MODEL_CHECKING { 1 } else { 128 };
-const MAX_VERSION_STRIPES: usize = 1 << 13;
 
 #[derive(Debug)]
 pub(crate) struct Table {
     buckets: Words,
     /// Whether large tables (this one's copies too) are mapped on huge pages (`words`).
     huge_pages: bool,
-    /// Version stripes, indexed by the smaller bucket of a pair: removals announced (high half)
-    /// and the running scan's id (low half).
-    versions: Box<[AtomicU64]>,
+    stripes: Stripes,
     lookup_retries: u32,
     counters: Counters,
-    scan: scan::ScanSlot,
+    rendezvous: scan::Rendezvous,
 }
 
 impl Table {
@@ -146,10 +156,10 @@ impl Table {
             buckets: Words::filled(buckets, 0, huge_pages)
                 .ok_or(BuildError::AllocationFailed { bytes })?,
             huge_pages,
-            versions: versions_for(buckets),
+            stripes: Stripes::new(buckets),
             lookup_retries,
             counters: Counters::new(buckets),
-            scan: scan::ScanSlot::new(),
+            rendezvous: scan::Rendezvous::new(),
         })
     }
 
@@ -162,12 +172,12 @@ impl Table {
         items: usize,
     ) -> Self {
         Self {
-            versions: versions_for(words.len()),
+            stripes: Stripes::new(words.len()),
             counters: Counters::with_items(words.len(), items),
             buckets: Words::from_values(words, huge_pages),
             huge_pages,
             lookup_retries,
-            scan: scan::ScanSlot::new(),
+            rendezvous: scan::Rendezvous::new(),
         }
     }
 
@@ -177,19 +187,24 @@ impl Table {
         // Relaxed: no other thread has the words.
         let items = buckets.iter().map(|w| bucket::occupied(w.load(Ordering::Relaxed))).sum();
         Self {
-            versions: versions_for(buckets.len()),
+            stripes: Stripes::new(buckets.len()),
             counters: Counters::with_items(buckets.len(), items),
             buckets,
             huge_pages,
             lookup_retries,
-            scan: scan::ScanSlot::new(),
+            rendezvous: scan::Rendezvous::new(),
         }
     }
 
     /// Moves one copy of `fingerprint` from bucket `from` to bucket `to` (its other bucket), as
     /// a step of an insert's path would.
     #[cfg(test)]
-    pub(crate) fn relocate_for_test(&self, fingerprint: u16, from: usize, to: usize) -> bool {
+    pub(crate) fn relocate_for_test(
+        &self,
+        fingerprint: Fingerprint,
+        from: usize,
+        to: usize,
+    ) -> bool {
         self.relocate(Hop { fingerprint, from, to })
     }
 
@@ -208,7 +223,7 @@ impl Table {
     pub(crate) fn memory_usage(&self) -> usize {
         core::mem::size_of::<Self>()
             + core::mem::size_of_val(&*self.buckets)
-            + core::mem::size_of_val(&*self.versions)
+            + Stripes::memory_for(self.buckets.len())
             + self.counters.memory_usage()
     }
 
@@ -217,7 +232,7 @@ impl Table {
     pub(crate) fn memory_for(buckets: usize) -> usize {
         core::mem::size_of::<Self>()
             .saturating_add(buckets.saturating_mul(core::mem::size_of::<AtomicU64>()))
-            .saturating_add(version_stripes(buckets) * core::mem::size_of::<AtomicU64>())
+            .saturating_add(Stripes::memory_for(buckets))
             .saturating_add(Counters::memory_for(buckets))
     }
 
@@ -231,17 +246,8 @@ impl Table {
 
     /// Copies of `fingerprint` in bucket `index` (a plain read, for tests).
     #[cfg(feature = "test-hooks")]
-    pub(crate) fn fingerprint_count(&self, index: usize, fingerprint: u16) -> usize {
+    pub(crate) fn fingerprint_count(&self, index: usize, fingerprint: Fingerprint) -> usize {
         bucket::count(self.buckets[index].load(Ordering::Acquire), fingerprint)
-    }
-
-    /// The version stripe of the pair `{i, j}` (invariant 5).
-    #[inline]
-    fn version(&self, i: usize, j: usize) -> &AtomicU64 {
-        let stripe = i.min(j) & (self.versions.len() - 1);
-        // SAFETY: the stripe count is a power of two (`version_stripes`), so the mask keeps the
-        // index below it: no bounds check on a lookup's path.
-        unsafe { self.versions.get_unchecked(stripe) }
     }
 
     /// The slots of the item whose mixed hash is `mixed` in this table: both buckets below
@@ -279,46 +285,43 @@ impl Table {
         // loads. No index is bounds-checked: three compares and branches of a lookup's 60-odd
         // instructions.
         let buckets = &*self.buckets;
-        let version = self.version(slots.first, slots.second);
-        // Acquire: pairs with the AcqRel announcement bumps (see the lemma).
-        let before = version.load(Ordering::Acquire);
+        let stripe = self.stripes.of_pair(slots.first, slots.second);
+        let stamp = stripe.stamp();
         // SAFETY (both): the buckets are below the bucket count, by the caller's contract.
-        // Acquire: pairs with the release removal CAS in `take` (and every later CAS in its
-        // release sequence), so seeing a removal also shows the bump announcing it.
+        // Acquire: pairs with the Release removal CAS in `take` (and every later CAS in its
+        // release sequence), so seeing a removal also shows the announcement before it.
         let first = unsafe { buckets.get_unchecked(slots.first) }.load(Ordering::Acquire);
         let second = unsafe { buckets.get_unchecked(slots.second) }.load(Ordering::Acquire);
         let found = bucket::contains(first, slots.fingerprint)
             | bucket::contains(second, slots.fingerprint);
-        // Relaxed: the Acquire bucket loads above keep this load after them. (Also read on a
-        // match, where it is not needed, to keep the common path free of data-dependent
-        // branches.)
-        if found | (version.load(Ordering::Relaxed) == before) {
+        // The stripe is validated on a match too, where it is not needed, to keep the common
+        // path free of data-dependent branches: this is the validated read's first attempt
+        // written out.
+        if found | stripe.validate(stamp) {
             return found;
         }
-        self.contains_retry(slots.fingerprint, slots.first, slots.second)
+        self.contains_retry(slots.first, slots.second, slots.fingerprint)
     }
 
     /// The validation attempts of [`contains`](Self::contains) after its first one failed.
     /// (Fields rather than [`Slots`], so the caller need not spill a struct on every lookup.)
     #[cold]
     #[inline(never)]
-    fn contains_retry(&self, fingerprint: u16, first: usize, second: usize) -> bool {
-        let version = self.version(first, second);
-        for _ in 0..self.lookup_retries {
-            // Acquire: pairs with the AcqRel announcement bumps, as in `contains`.
-            let before = version.load(Ordering::Acquire);
+    fn contains_retry(&self, first: usize, second: usize, fingerprint: Fingerprint) -> bool {
+        let stripe = self.stripes.of_pair(first, second);
+        let answer = stripe.read_validated_within(self.lookup_retries, || {
             if self.holds(first, fingerprint)
                 || (second != first && self.holds(second, fingerprint))
             {
-                return true;
+                Attempt::Proven(true)
+            } else {
+                Attempt::IfUnchanged(false)
             }
-            // Relaxed: the Acquire bucket loads above keep this load after them.
-            if version.load(Ordering::Relaxed) == before {
-                return false;
-            }
-        }
-        self.counters.record(first, Event::ConservativeLookup);
-        true
+        });
+        answer.unwrap_or_else(|| {
+            self.counters.record(first, Event::ConservativeLookup);
+            true
+        })
     }
 
     /// Copies of the item's fingerprint in its two buckets, read as a lookup validates a miss:
@@ -326,22 +329,15 @@ impl Table {
     /// Lock-free: it reads again only when a removal from the pair was announced meanwhile.
     pub(crate) fn count(&self, slots: Slots) -> usize {
         let Slots { fingerprint, first, second } = slots;
-        let version = self.version(first, second);
-        loop {
-            // Acquire: pairs with the AcqRel announcement bumps, as in `contains`.
-            let before = version.load(Ordering::Acquire);
-            // Acquire: pairs with the release removal CAS in `take`, as in `holds`.
+        self.stripes.of_pair(first, second).read_validated(|| {
+            // Acquire (both): pairs with the Release removal CAS in `take`, as in `holds`.
             let mut copies =
                 bucket::count(self.buckets[first].load(Ordering::Acquire), fingerprint);
             if second != first {
-                // Acquire: as the load above.
                 copies += bucket::count(self.buckets[second].load(Ordering::Acquire), fingerprint);
             }
-            // Relaxed: the Acquire bucket loads above keep this load after them.
-            if version.load(Ordering::Relaxed) == before {
-                return copies;
-            }
-        }
+            Attempt::IfUnchanged(copies)
+        })
     }
 
     /// Whether either of the item's buckets holds its fingerprint, by one plain read of each: a
@@ -369,8 +365,8 @@ impl Table {
     }
 
     #[inline]
-    fn holds(&self, index: usize, fingerprint: u16) -> bool {
-        // Acquire: pairs with the release removal CAS in `take`, as in `contains`.
+    fn holds(&self, index: usize, fingerprint: Fingerprint) -> bool {
+        // Acquire: pairs with the Release removal CAS in `take`, as in `contains`.
         bucket::contains(self.buckets[index].load(Ordering::Acquire), fingerprint)
     }
 
@@ -438,7 +434,8 @@ impl Table {
     }
 
     /// Moves one copy of `hop.fingerprint` from `hop.from` to `hop.to`: copy in, then take out
-    /// of the source with an announced removal (invariants 2 and 3).
+    /// of the source with an announced removal ([A fingerprint is never outside the
+    /// table](self#a-fingerprint-is-never-outside-the-table)).
     fn relocate(&self, hop: Hop) -> bool {
         let Hop { fingerprint, from, to } = hop;
         // Relaxed: only a hint; the removal below decides.
@@ -448,12 +445,12 @@ impl Table {
         if !self.put(to, fingerprint) {
             return false;
         }
-        if self.take(from, fingerprint, self.version(from, to)) {
+        if self.take(from, fingerprint, self.stripes.of_pair(from, to)) {
             self.counters.record(from, Event::Relocated);
             return true;
         }
         // Another relocation or a remove took the source copy: ours is now one too many.
-        if self.take_validated(fingerprint, from, to) {
+        if self.take_validated(Slots { fingerprint, first: from, second: to }) {
             self.counters.record(from, Event::SurplusRemoved);
         }
         false
@@ -464,52 +461,51 @@ impl Table {
         // As in `insert`: about half the items are in their second bucket, so start loading it
         // with the first.
         sync::prefetch(&self.buckets[slots.second]);
-        let removed = self.take_validated(slots.fingerprint, slots.first, slots.second);
+        let removed = self.take_validated(slots);
         if removed {
             self.counters.record(slots.first, Event::Removed);
         }
         removed
     }
 
-    /// Takes one copy of `fingerprint` out of bucket `first` or `second` (its pair), validating
+    /// Takes one copy of the item's fingerprint out of either of its buckets, validating
     /// absence as a lookup does: lock-free, retried only when a removal from the pair was
     /// announced meanwhile.
-    fn take_validated(&self, fingerprint: u16, first: usize, second: usize) -> bool {
-        let version = self.version(first, second);
-        loop {
-            // Acquire: pairs with the AcqRel announcement bumps, as in `contains`.
-            let before = version.load(Ordering::Acquire);
-            if self.take(first, fingerprint, version)
-                || (second != first && self.take(second, fingerprint, version))
+    fn take_validated(&self, slots: Slots) -> bool {
+        let Slots { fingerprint, first, second } = slots;
+        let stripe = self.stripes.of_pair(first, second);
+        stripe.read_validated(|| {
+            if self.take(first, fingerprint, stripe)
+                || (second != first && self.take(second, fingerprint, stripe))
             {
-                return true;
+                Attempt::Proven(true)
+            } else {
+                Attempt::IfUnchanged(false)
             }
-            // Relaxed: the Acquire bucket loads in `take` keep this load after them.
-            if version.load(Ordering::Relaxed) == before {
-                return false;
-            }
-        }
+        })
     }
 
     /// Takes one copy of `fingerprint` out of bucket `index`, if it holds one, announcing the
-    /// removal on `version`, the stripe of the fingerprint's pair (invariant 3).
-    fn take(&self, index: usize, fingerprint: u16, version: &AtomicU64) -> bool {
+    /// removal on `stripe`, the stripe of the fingerprint's pair ([Every removal is
+    /// announced](self#every-removal-is-announced)).
+    fn take(&self, index: usize, fingerprint: Fingerprint, stripe: &Stripe) -> bool {
         let word = &self.buckets[index];
-        // Acquire: pairs with the release removal CAS of other takes, as in `holds`. The absence
+        // Acquire: pairs with the Release removal CAS of other takes, as in `holds`. The absence
         // decision is taken on this plain load, which loom may serve stale.
         let seen = word.load(Ordering::Acquire);
         if !bucket::contains(seen, fingerprint) {
             return false;
         }
-        self.announce_removal(index, version);
+        self.announce_removal(index, stripe);
         let mut current = reload_for_update(word, seen, Ordering::Acquire);
         while let Some(lane) = bucket::find(current, fingerprint) {
             // Release: pairs with the Acquire bucket loads of lookups, removes and scans; a load
-            // that sees this removal also sees the announcement sequenced before it.
+            // that sees this removal also sees the announcement sequenced before it. Acquire on
+            // failure: the loop decides absence on the word it returns, as on `seen`.
             match word.compare_exchange_weak(
                 current,
                 bucket::without_lane(current, lane),
-                Ordering::AcqRel,
+                Ordering::Release,
                 Ordering::Acquire,
             ) {
                 Ok(_) => return true,
@@ -519,25 +515,17 @@ impl Table {
         false
     }
 
-    /// Announces a removal from bucket `index` (invariant 3), and if a snapshot scan began
-    /// before the announcement, copies the bucket into it first.
+    /// Announces a removal from bucket `index`, and if a snapshot scan began before the
+    /// announcement, copies the bucket into it first.
     #[inline]
-    fn announce_removal(&self, index: usize, version: &AtomicU64) {
-        // AcqRel. Release: whatever this thread did before (a relocation's copy-in, an earlier
-        // insert) is visible to a reader whose first stripe load reads this bump or a later
-        // one; pairs with the Acquire stripe loads of `contains`, `contains_retry` and
-        // `take_validated`, and with the AcqRel start of a scan (`scan`). Acquire: if this reads
-        // a scan's end on the stripe, the scan's whole pass happens-before our removal; pairs
-        // with the AcqRel end in `scan`.
-        let previous = version.fetch_add(VERSION_BUMP, Ordering::AcqRel);
-        let scan = scan::id_in(previous);
-        if scan != 0 {
-            self.scan.capture(scan, index, &self.buckets[index]);
+    fn announce_removal(&self, index: usize, stripe: &Stripe) {
+        if let Some(scan) = stripe.announce_removal() {
+            self.rendezvous.capture(scan, index, &self.buckets[index]);
         }
     }
 
     /// Stores `fingerprint` in an empty lane of bucket `index`, if it has one.
-    fn put(&self, index: usize, fingerprint: u16) -> bool {
+    fn put(&self, index: usize, fingerprint: Fingerprint) -> bool {
         let word = &self.buckets[index];
         let mut current = load_for_update(word, Ordering::Relaxed);
         while let Some(lane) = bucket::find_empty(current) {
@@ -566,15 +554,4 @@ impl Table {
         }
         self.counters = Counters::new(self.buckets.len());
     }
-}
-
-/// The version stripes of a table of `buckets` buckets.
-fn versions_for(buckets: usize) -> Box<[AtomicU64]> {
-    (0..version_stripes(buckets)).map(|_| AtomicU64::new(0)).collect()
-}
-
-/// How many version stripes a table of `buckets` buckets has (a power of two).
-fn version_stripes(buckets: usize) -> usize {
-    (buckets.checked_next_power_of_two().unwrap_or(1 << (usize::BITS - 1)) / BUCKETS_PER_VERSION)
-        .clamp(1, MAX_VERSION_STRIPES)
 }

@@ -7,6 +7,7 @@
 use std::cell::RefCell;
 
 use crate::bucket::{self, LANES};
+use crate::fingerprint::Fingerprint;
 use crate::hash::{alt_index, Slots};
 use crate::stats::MAX_PATH_LEN;
 use crate::sync::{self, AtomicU64, Ordering::Relaxed};
@@ -18,7 +19,7 @@ const MAX_NODES: usize =
 /// One planned relocation: `fingerprint` from bucket `from` to bucket `to`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Hop {
-    pub(crate) fingerprint: u16,
+    pub(crate) fingerprint: Fingerprint,
     pub(crate) from: usize,
     pub(crate) to: usize,
 }
@@ -28,8 +29,9 @@ struct Node {
     bucket: usize,
     /// Index of the node whose bucket this one's fingerprint leaves; `usize::MAX` for a root.
     parent: usize,
-    /// The fingerprint that would move from the parent's bucket into this one.
-    fingerprint: u16,
+    /// The fingerprint that would move from the parent's bucket into this one (a placeholder
+    /// in a root).
+    fingerprint: Fingerprint,
     depth: u8,
     /// The bucket's word when the search first read it.
     word: u64,
@@ -77,7 +79,13 @@ impl PathSearch {
         for bucket in [slots.first, slots.second].into_iter().take(roots) {
             // Relaxed: the plan is checked again by every commit step.
             let word = buckets[bucket].load(Relaxed);
-            self.nodes.push(Node { bucket, parent: usize::MAX, fingerprint: 0, depth: 0, word });
+            self.nodes.push(Node {
+                bucket,
+                parent: usize::MAX,
+                fingerprint: Fingerprint::default(),
+                depth: 0,
+                word,
+            });
             if bucket::find_empty(word).is_some() {
                 return Some(bucket);
             }
@@ -96,7 +104,8 @@ impl PathSearch {
             let word = node.word;
             if usize::from(node.depth) < MAX_PATH_LEN {
                 for lane in 0..LANES {
-                    let fingerprint = bucket::lane(word, lane);
+                    // The search expands only full buckets, whose lanes all hold fingerprints.
+                    let fingerprint = Fingerprint::in_occupied_lane(bucket::lane(word, lane));
                     let to = alt_index(node.bucket, fingerprint, buckets.len());
                     if to == node.bucket || self.nodes.len() == MAX_NODES {
                         continue;
@@ -153,8 +162,9 @@ mod tests {
     const BUCKETS: usize = 97;
 
     /// A fingerprint whose two buckets are `from` and `to`.
-    fn print_between(from: usize, to: usize) -> u16 {
-        (1..=u16::MAX)
+    fn print_between(from: usize, to: usize) -> Fingerprint {
+        (1..u16::MAX)
+            .map(Fingerprint::of)
             .find(|&f| alt_index(from, f, BUCKETS) == to)
             .expect("some fingerprint links them")
     }
@@ -168,7 +178,11 @@ mod tests {
     }
 
     fn full(prints: [u16; 4]) -> u64 {
-        prints.iter().enumerate().fold(0, |w, (k, &f)| bucket::with_lane(w, k, f))
+        prints
+            .map(Fingerprint::of)
+            .iter()
+            .enumerate()
+            .fold(0, |w, (k, &f)| bucket::with_lane(w, k, f))
     }
 
     #[test]
@@ -181,11 +195,11 @@ mod tests {
         let back_20 = print_between(20, 10);
         let back_30 = print_between(30, 10);
         let buckets = table(&[
-            (10, full([back_10, back_10, to_30, back_10])),
-            (20, full([back_20; 4])),
-            (30, full([back_30, to_40, back_30, back_30])),
+            (10, full([back_10, back_10, to_30, back_10].map(Fingerprint::get))),
+            (20, full([back_20.get(); 4])),
+            (30, full([back_30, to_40, back_30, back_30].map(Fingerprint::get))),
         ]);
-        let slots = Slots { fingerprint: 7, first: 10, second: 20 };
+        let slots = Slots { fingerprint: Fingerprint::of(7), first: 10, second: 20 };
         let mut search = PathSearch::default();
         assert_eq!(search.plan(&buckets, slots), Some(10));
         assert_eq!(
@@ -201,7 +215,10 @@ mod tests {
     fn an_empty_lane_in_a_root_is_a_path_of_no_hops() {
         let buckets = table(&[(3, full([1, 2, 3, 4]))]);
         let mut search = PathSearch::default();
-        assert_eq!(search.plan(&buckets, Slots { fingerprint: 9, first: 3, second: 5 }), Some(5));
+        assert_eq!(
+            search.plan(&buckets, Slots { fingerprint: Fingerprint::of(9), first: 3, second: 5 }),
+            Some(5)
+        );
         assert!(search.hops().is_empty());
     }
 
@@ -210,17 +227,25 @@ mod tests {
         let buckets: Vec<AtomicU64> =
             (0..BUCKETS).map(|_| AtomicU64::new(full([1, 2, 3, 4]))).collect();
         let mut search = PathSearch::default();
-        assert_eq!(search.plan(&buckets, Slots { fingerprint: 9, first: 0, second: 1 }), None);
+        assert_eq!(
+            search.plan(&buckets, Slots { fingerprint: Fingerprint::of(9), first: 0, second: 1 }),
+            None
+        );
         assert!(search.hops().is_empty());
     }
 
     #[test]
     fn never_plans_a_move_onto_the_same_bucket() {
         // Bucket 12 holds only fingerprints whose other bucket is 12 itself.
-        let fixed: Vec<u16> =
-            (1..=u16::MAX).filter(|&f| alt_index(12, f, BUCKETS) == 12).take(4).collect();
+        let fixed: Vec<u16> = (1..u16::MAX)
+            .filter(|&f| alt_index(12, Fingerprint::of(f), BUCKETS) == 12)
+            .take(4)
+            .collect();
         let buckets = table(&[(12, full([fixed[0], fixed[1], fixed[2], fixed[3]]))]);
         let mut search = PathSearch::default();
-        assert_eq!(search.plan(&buckets, Slots { fingerprint: 9, first: 12, second: 12 }), None);
+        assert_eq!(
+            search.plan(&buckets, Slots { fingerprint: Fingerprint::of(9), first: 12, second: 12 }),
+            None
+        );
     }
 }

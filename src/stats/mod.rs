@@ -1,13 +1,13 @@
 //! Per-thread and striped operation counters and the [`Stats`] snapshot.
 //!
-//! A thread whose [`thread_number`](sync::thread_number) is below the filter's owned stripe
-//! count owns a stripe of its counters and bumps it with a plain load and store: no locked
+//! A thread whose [`thread_number`] is below the filter's owned shard
+//! count owns a shard of its counters and bumps it with a plain load and store: no locked
 //! instruction and no shared cache line on the insert and remove paths (two locked adds cost
 //! about as much as the insert's own CAS). Thread numbers are those of the threads alive at
-//! once, reused after a thread exits, so a server's worker threads own stripes however often
-//! its pools replace threads. Filters own 16 stripes, and large ones up to 256 (one for each
+//! once, reused after a thread exits, so a server's worker threads own shards however often
+//! its pools replace threads. Filters own 16 shards, and large ones up to 256 (one for each
 //! 32 KiB of table), so that up to 256 threads share no counter line; any other
-//! thread bumps a shared stripe chosen by its item's primary bucket with `fetch_add`, so threads
+//! thread bumps a shared shard chosen by its item's first bucket with `fetch_add`, so threads
 //! working on different items rarely share a cache line. Counters are statistics: all Relaxed,
 //! exact once the operations they count have finished and been joined (joining synchronises),
 //! approximate while operations are in flight.
@@ -16,21 +16,25 @@ use crossbeam_utils::CachePadded;
 
 use crate::sync::{self, AtomicU64, AtomicUsize, Ordering::Relaxed};
 
+mod thread_number;
+
+use thread_number::thread_number;
+
 /// Longest cuckoo path an insert may commit, in relocations.
 pub(crate) const MAX_PATH_LEN: usize = 5;
 
 /// Stripes owned by one thread each, at least and at most: those of threads numbered below.
-/// loom's threads have no number (`sync::thread_number`), so models own none.
+/// loom's threads have no number ([`thread_number`]), so models own none.
 const MIN_OWNED: usize = if sync::MODEL_CHECKING { 0 } else { 16 };
 const MAX_OWNED: usize = 256;
-/// Buckets of table for each owned stripe past the minimum: a stripe (128 bytes) for each 32 KiB
-/// of table, so that the owned stripes past the minimum cost at most 0.4% of its size.
+/// Buckets of table for each owned shard past the minimum: a shard (128 bytes) for each 32 KiB
+/// of table, so that the owned shards past the minimum cost at most 0.4% of its size.
 const BUCKETS_PER_OWNED: usize = 4096;
 /// Stripes shared by every other thread, chosen by bucket. loom explores every atomic, and its
-/// threads own no stripe: one shared stripe keeps the models small.
+/// threads own no shard: one shared shard keeps the models small.
 const SHARED: usize = if sync::MODEL_CHECKING { 1 } else { 16 };
 
-/// Adds 1 to a counter: a plain load and store on a stripe only this thread writes, `fetch_add`
+/// Adds 1 to a counter: a plain load and store on a shard only this thread writes, `fetch_add`
 /// on a shared one.
 #[inline]
 fn bump_u64(counter: &AtomicU64, owned: bool) {
@@ -52,9 +56,9 @@ fn add_usize(counter: &AtomicUsize, delta: usize, owned: bool) {
 }
 
 #[derive(Debug, Default)]
-struct Stripe {
-    /// Accepted inserts minus successful removes, wrapping: a stripe may go "negative" when an
-    /// item is inserted through one stripe's thread mix and removed through another's.
+struct Shard {
+    /// Accepted inserts minus successful removes, wrapping: a shard may go "negative" when an
+    /// item is inserted through one shard's thread mix and removed through another's.
     items: AtomicUsize,
     paths: [AtomicU64; MAX_PATH_LEN + 1],
     relocations: AtomicU64,
@@ -83,8 +87,8 @@ pub(crate) enum Event {
 
 #[derive(Debug)]
 pub(crate) struct Counters {
-    /// The owned stripes, then the [`SHARED`] ones.
-    stripes: Box<[CachePadded<Stripe>]>,
+    /// The owned shards, then the [`SHARED`] ones.
+    shards: Box<[CachePadded<Shard>]>,
     owned: usize,
 }
 
@@ -92,50 +96,49 @@ impl Counters {
     /// Fresh counters for a table of `buckets` buckets.
     pub(crate) fn new(buckets: usize) -> Self {
         let owned = Self::owned_for(buckets);
-        let stripes = (0..owned + SHARED).map(|_| CachePadded::new(Stripe::default())).collect();
-        Self { stripes, owned }
+        let shards = (0..owned + SHARED).map(|_| CachePadded::new(Shard::default())).collect();
+        Self { shards, owned }
     }
 
     /// Fresh counters for a table of `buckets` buckets that already holds `items` items (a
     /// loaded snapshot).
     pub(crate) fn with_items(buckets: usize, items: usize) -> Self {
         let counters = Self::new(buckets);
-        counters.stripes[0].items.store(items, Relaxed);
+        counters.shards[0].items.store(items, Relaxed);
         counters
     }
 
-    /// Records `event` on this thread's own stripe, or else on the shared stripe of the item
-    /// whose primary bucket is `bucket`.
+    /// Records `event` on this thread's own shard, or else on the shared shard of the item
+    /// whose first bucket is `bucket`.
     #[inline]
     // `SHARED` is 1 when model checking: the modulo is constant there on purpose.
     #[allow(clippy::modulo_one)]
     pub(crate) fn record(&self, bucket: usize, event: Event) {
-        let (stripe, owned) = match sync::thread_number() {
-            Some(number) if number < self.owned => (&self.stripes[number], true),
-            _ => (&self.stripes[self.owned + bucket % SHARED], false),
+        let (shard, owned) = match thread_number() {
+            Some(number) if number < self.owned => (&self.shards[number], true),
+            _ => (&self.shards[self.owned + bucket % SHARED], false),
         };
         let counter = match event {
             Event::Inserted { relocations } => {
-                add_usize(&stripe.items, 1, owned);
-                &stripe.paths[relocations.min(MAX_PATH_LEN)]
+                add_usize(&shard.items, 1, owned);
+                &shard.paths[relocations.min(MAX_PATH_LEN)]
             }
             Event::Removed => {
-                add_usize(&stripe.items, usize::MAX, owned);
+                add_usize(&shard.items, usize::MAX, owned);
                 return;
             }
-            Event::Relocated => &stripe.relocations,
-            Event::PathRetried => &stripe.path_retries,
-            Event::Refused => &stripe.refused,
-            Event::ConservativeLookup => &stripe.conservative_lookups,
-            Event::SurplusRemoved => &stripe.surplus_removals,
+            Event::Relocated => &shard.relocations,
+            Event::PathRetried => &shard.path_retries,
+            Event::Refused => &shard.refused,
+            Event::ConservativeLookup => &shard.conservative_lookups,
+            Event::SurplusRemoved => &shard.surplus_removals,
         };
         bump_u64(counter, owned);
     }
 
     /// Accepted inserts minus successful removes, never below zero.
     pub(crate) fn len(&self) -> usize {
-        let net =
-            self.stripes.iter().fold(0usize, |sum, s| sum.wrapping_add(s.items.load(Relaxed)));
+        let net = self.shards.iter().fold(0usize, |sum, s| sum.wrapping_add(s.items.load(Relaxed)));
         // A remove may be counted before the insert it undoes; clamp the transient underflow.
         if (net as isize) < 0 {
             0
@@ -145,12 +148,12 @@ impl Counters {
     }
 
     pub(crate) fn snapshot(&self) -> Stats {
-        let sum = |field: fn(&Stripe) -> &AtomicU64| {
-            self.stripes.iter().map(|s| field(s).load(Relaxed)).sum::<u64>()
+        let sum = |field: fn(&Shard) -> &AtomicU64| {
+            self.shards.iter().map(|s| field(s).load(Relaxed)).sum::<u64>()
         };
         let mut insert_paths = [0; MAX_PATH_LEN + 1];
         for (k, slot) in insert_paths.iter_mut().enumerate() {
-            *slot = self.stripes.iter().map(|s| s.paths[k].load(Relaxed)).sum();
+            *slot = self.shards.iter().map(|s| s.paths[k].load(Relaxed)).sum();
         }
         Stats {
             insert_paths,
@@ -164,12 +167,12 @@ impl Counters {
     }
 
     pub(crate) fn memory_usage(&self) -> usize {
-        core::mem::size_of_val(&*self.stripes)
+        core::mem::size_of_val(&*self.shards)
     }
 
     /// What [`memory_usage`](Self::memory_usage) is for counters of a table of `buckets` buckets.
     pub(crate) fn memory_for(buckets: usize) -> usize {
-        (Self::owned_for(buckets) + SHARED) * core::mem::size_of::<CachePadded<Stripe>>()
+        (Self::owned_for(buckets) + SHARED) * core::mem::size_of::<CachePadded<Shard>>()
     }
 
     fn owned_for(buckets: usize) -> usize {
