@@ -5,7 +5,9 @@
 # fails, or if a breakage's pattern no longer matches the protocol's files in src/table/ and
 # src/levels.rs and src/pending.rs (so it cannot rot silently).
 #
-# Usage: loom-tests/mutants.sh   (LOOM_MAX_PREEMPTIONS defaults to 2, as in CI)
+# Usage: loom-tests/mutants.sh [NAME...]   (LOOM_MAX_PREEMPTIONS defaults to 2, as in CI)
+# With names (the functions below, e.g. `stamp_relaxed`), only those breakages run, after the
+# unbroken control run.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -20,6 +22,7 @@ export LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-2}"
 tar -C "$root" --exclude=./target --exclude=./.git -cf - . | tar -C "$scratch" -xmf -
 table="$scratch/src/table/mod.rs"
 scan="$scratch/src/table/scan.rs"
+stripe="$scratch/src/table/stripe.rs"
 levels="$scratch/src/levels.rs"
 pending="$scratch/src/pending.rs"
 cp -r "$scratch/src/table" "$scratch/table.orig"
@@ -45,6 +48,7 @@ mutate_in() {
 }
 mutate() { mutate_in "$table" "$@"; }
 mutate_scan() { mutate_in "$scan" "$@"; }
+mutate_stripe() { mutate_in "$stripe" "$@"; }
 mutate_levels() { mutate_in "$levels" "$@"; }
 mutate_pending() { mutate_in "$pending" "$@"; }
 
@@ -53,7 +57,7 @@ add_take_quietly() {
     cat >>"$table" <<'RUST'
 
 impl Table {
-    fn take_quietly(&self, index: usize, fingerprint: u16) -> bool {
+    fn take_quietly(&self, index: usize, fingerprint: Fingerprint) -> bool {
         let word = &self.buckets[index];
         let mut current = crate::sync::load_for_update(word, Ordering::Acquire);
         while let Some(lane) = bucket::find(current, fingerprint) {
@@ -73,9 +77,9 @@ impl Table {
 RUST
 }
 
-announce="self.announce_removal(from, self.version(from, to));"
+announce="self.announce_removal(from, self.stripes.of_pair(from, to));"
 copy_in="if !self.put(to, fingerprint) {"
-take_src="if self.take(from, fingerprint, self.version(from, to)) {"
+take_src="if self.take(from, fingerprint, self.stripes.of_pair(from, to)) {"
 
 # The relocation's announcement moved before its copy-in.
 bump_before_copy() {
@@ -96,36 +100,36 @@ relocation_unannounced() {
     add_take_quietly
     mutate relocate 1 "$take_src" "if self.take_quietly(from, fingerprint) {"
 }
-# Removes and surplus removals not announced (condition 6: the bug the crate shipped with).
+# Removes and surplus removals not announced (the bug the crate shipped with).
 remove_unannounced() {
     add_take_quietly
-    mutate take_validated 1 "self.take(first, fingerprint, version)" "self.take_quietly(first, fingerprint)"
-    mutate take_validated 1 "self.take(second, fingerprint, version)" \
+    mutate take_validated 1 "self.take(first, fingerprint, stripe)" "self.take_quietly(first, fingerprint)"
+    mutate take_validated 1 "self.take(second, fingerprint, stripe)" \
         "self.take_quietly(second, fingerprint)"
 }
 # The stripe of a pair chosen by the bucket an operation reads first, not by the pair.
 stripe_by_first_bucket() {
-    mutate version 1 "i.min(j) & " "i & "
+    mutate_stripe of_pair 1 "i.min(j) & " "i & "
 }
-# Every lookup attempt: the straight-line first one and the retries.
-reader_first_load_relaxed() {
-    mutate contains_at 1 "version.load(Ordering::Acquire)" "version.load(Ordering::Relaxed)"
-    mutate contains_retry 1 "version.load(Ordering::Acquire)" "version.load(Ordering::Relaxed)"
+# The stamp of every validated read (lookups, counts, removes) Relaxed.
+stamp_relaxed() {
+    mutate_stripe stamp 1 "self.0.load(Ordering::Acquire)" "self.0.load(Ordering::Relaxed)"
 }
-take_validated_first_load_relaxed() {
-    mutate take_validated 1 "version.load(Ordering::Acquire)" "version.load(Ordering::Relaxed)"
+# Every validated read answering its first attempt without validating it.
+validation_skipped() {
+    mutate_stripe validate 1 "self.0.load(Ordering::Relaxed) == stamp.0" "true"
 }
 # What the second (Relaxed) version load of `take_validated` rests on: the Acquire bucket load
 # of `take` before it.
 take_bucket_load_relaxed() {
     mutate take 1 "let seen = word.load(Ordering::Acquire);" "let seen = word.load(Ordering::Relaxed);"
 }
-bump_relaxed() {
-    mutate announce_removal 1 "fetch_add(VERSION_BUMP, Ordering::AcqRel)" \
-        "fetch_add(VERSION_BUMP, Ordering::Relaxed)"
+announcement_relaxed() {
+    mutate_stripe announce_removal 1 "fetch_add(ANNOUNCEMENT, Ordering::AcqRel)" \
+        "fetch_add(ANNOUNCEMENT, Ordering::Relaxed)"
 }
 removal_cas_relaxed() {
-    mutate take 1 "Ordering::AcqRel," "Ordering::Relaxed,"
+    mutate take 1 "Ordering::Release," "Ordering::Relaxed,"
     mutate take 1 "                Ordering::Acquire," "                Ordering::Relaxed,"
 }
 reader_bucket_loads_relaxed() {
@@ -133,45 +137,46 @@ reader_bucket_loads_relaxed() {
     mutate holds 1 "load(Ordering::Acquire)" "load(Ordering::Relaxed)"
 }
 surplus_unvalidated() {
-    mutate relocate 1 "self.take_validated(fingerprint, from, to)" \
-        "self.take(from, fingerprint, self.version(from, to)) || self.take(to, fingerprint, self.version(from, to))"
+    mutate relocate 1 "self.take_validated(Slots { fingerprint, first: from, second: to })" \
+        "self.take(from, fingerprint, self.stripes.of_pair(from, to)) || self.take(to, fingerprint, self.stripes.of_pair(from, to))"
 }
 # Take the fingerprint out of src first and only then copy it into dst: the "victim" of a
 # random-walk cuckoo filter, outside the table while it moves (and lost if dst is full).
 kicked_outside_table() {
     mutate relocate 1 "$take_src" "if true {"
-    mutate relocate 1 "$copy_in" "if !self.take(from, fingerprint, self.version(from, to)) {
+    mutate relocate 1 "$copy_in" "if !self.take(from, fingerprint, self.stripes.of_pair(from, to)) {
             return false;
         }
         $copy_in"
 }
 # `count` answering its first read without validating it.
 count_unvalidated() {
-    mutate count 1 "if version.load(Ordering::Relaxed) == before {" "if true {"
-}
-count_first_load_relaxed() {
-    mutate count 1 "version.load(Ordering::Acquire)" "version.load(Ordering::Relaxed)"
+    mutate count 1 "Attempt::IfUnchanged(copies)" "Attempt::Proven(copies)"
 }
 count_bucket_loads_relaxed() {
     mutate count 2 "].load(Ordering::Acquire)" "].load(Ordering::Relaxed)"
 }
 # The scan: a plain pass that never publishes itself, so no writer helps (the "unvalidated scan").
 scan_unpublished() {
-    mutate_scan scan_with 1 "stripe.fetch_add(u64::from(id), Ordering::AcqRel);" ""
+    mutate_scan open 1 "stripe.open_scan(self.id);" ""
 }
 # The scan's start on each stripe without its Acquire/Release halves.
 scan_start_relaxed() {
-    mutate_scan scan_with 1 "stripe.fetch_add(u64::from(id), Ordering::AcqRel);" \
-        "stripe.fetch_add(u64::from(id), Ordering::Relaxed);"
+    mutate_stripe open_scan 1 "Ordering::AcqRel" "Ordering::Relaxed"
+}
+# The scan's end on each stripe without Release: a remover that sees it may not see the pass.
+scan_end_relaxed() {
+    mutate_stripe close_scan 1 "Ordering::Release" "Ordering::Relaxed"
 }
 # A writer that sees the scan running but removes without capturing the bucket.
 writer_skips_capture() {
-    mutate announce_removal 1 "self.scan.capture(scan, index, &self.buckets[index]);" ""
+    mutate announce_removal 1 "self.rendezvous.capture(scan, index, &self.buckets[index]);" ""
 }
 # A writer that captures as soon as it sees the scan on its stripe, before the scan has started on
 # every stripe (no READY step).
 capture_before_ready() {
-    mutate_scan capture 1 "(state >> 32) as u32 == id && state & READY != 0" "(state >> 32) as u32 == id"
+    mutate_scan capture 1 "(state >> 32) as u32 == id.get() && state & READY != 0" \
+        "(state >> 32) as u32 == id.get()"
 }
 # Growth (src/levels.rs). A new level published without Release (and read without Acquire).
 publication_relaxed() {
@@ -238,19 +243,19 @@ mutants=(
     "bump_before_copy|relocation's announcement before the copy-in"
     "bump_after_removal|relocation's announcement after the removal"
     "stripe_by_first_bucket|stripe keyed by the first bucket, not the pair"
-    "reader_first_load_relaxed|reader's first version load Relaxed"
-    "take_validated_first_load_relaxed|take_validated's first version load Relaxed"
-    "take_bucket_load_relaxed|take's bucket load Relaxed (what take_validated's second version load rests on)"
-    "bump_relaxed|announcement Relaxed"
+    "stamp_relaxed|validated read's stamp Relaxed (lookups, counts, removes)"
+    "validation_skipped|validated read answers without validating"
+    "take_bucket_load_relaxed|take's bucket load Relaxed (what the remove's validation rests on)"
+    "announcement_relaxed|announcement Relaxed"
     "removal_cas_relaxed|removal CAS Relaxed"
     "reader_bucket_loads_relaxed|reader's bucket loads Relaxed, no fence"
     "surplus_unvalidated|surplus removal without validation"
     "kicked_outside_table|kicked fingerprint held outside the table"
     "count_unvalidated|count without validating its read"
-    "count_first_load_relaxed|count's first version load Relaxed"
     "count_bucket_loads_relaxed|count's bucket loads Relaxed"
     "scan_unpublished|scan not published on the stripes (a plain pass nobody helps)"
     "scan_start_relaxed|scan's start on the stripes Relaxed"
+    "scan_end_relaxed|scan's end on the stripes Relaxed"
     "writer_skips_capture|writer removes without capturing for the scan"
     "capture_before_ready|writer captures before the scan started on every stripe"
     "publication_relaxed|growth: new level published Relaxed"
@@ -291,6 +296,9 @@ echo "|---|---|"
 uncaught=0
 for entry in "${mutants[@]}"; do
     name="${entry%%|*}"
+    if [[ $# -gt 0 && " $* " != *" $name "* ]]; then
+        continue
+    fi
     rm -rf "$scratch/src/table"
     cp -r "$scratch/table.orig" "$scratch/src/table"
     cp "$scratch/levels.orig" "$levels"

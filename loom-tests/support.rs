@@ -77,8 +77,8 @@ pub(crate) fn colliding_in_level_1_only(grown: &CuckooFilter, buckets: usize) ->
     let at = |bucket: usize, fingerprint: u16| {
         let hash = grown.hash_for_slot_in_level(1, bucket, fingerprint);
         let (first, second, _) = grown.slots_for_hash(hash);
-        let (there, second, _) = grown.slots_for_hash_in_level(1, hash);
-        (Item { hash, fingerprint, first, second }, there, second)
+        let (there, other, _) = grown.slots_for_hash_in_level(1, hash);
+        (Item { hash, fingerprint, first, second }, there, other)
     };
     (1..=0xFFFE)
         .flat_map(|fingerprint| (0..buckets).map(move |bucket| (bucket, fingerprint)))

@@ -131,7 +131,8 @@ impl<S: BuildHasher> CuckooFilter<S> {
     }
 
     /// Whether `item` may be present: `true` for every item inserted and not since removed, and
-    /// for a small fraction of other items (about `8 × load / 65532`, 0.012% at full load).
+    /// for a small fraction of other items (the false-positive rate of the crate docs'
+    /// "Guarantees", 0.0115% at the promised capacity).
     ///
     /// Wait-free: a bounded number of reads, whatever other threads do.
     ///
@@ -478,7 +479,8 @@ impl<S> CuckooFilter<S> {
     }
 
     /// The fraction of fingerprint lanes in use, [`len`](Self::len) over four lanes a bucket.
-    /// The false-positive rate grows with it: about `8 × load / 65532`.
+    /// The false-positive rate grows with it: about `8 × load / 65,532` (the crate docs'
+    /// "Guarantees").
     ///
     /// # Examples
     ///

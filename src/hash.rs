@@ -8,7 +8,7 @@
 //! sequential integers hashed to themselves give the false-positive rate of random hashes (one
 //! multiply is not enough: it leaves them a lattice, measured at 0.55 to 0.8 times the random
 //! rate, and with strided keys inserts fail). It is a bijection, so it loses nothing and
-//! [`compose`] can invert it exactly.
+//! `compose` (a test hook) can invert it exactly.
 //!
 //! The bucket index comes from the high 48 bits of the mixed hash (multiply-shift "fastrange",
 //! so any bucket count works) and the fingerprint from the low 16: disjoint bits, so two items
@@ -44,7 +44,7 @@ const fn inverse(a: u64) -> u64 {
 }
 
 /// A hash with every output bit depending on every input bit: a bijection on `u64`, the inverse
-/// of [`unmix`]. On a lookup's critical path: two multiplies and three xor-shifts.
+/// of `unmix`. On a lookup's critical path: two multiplies and three xor-shifts.
 #[inline]
 pub(crate) const fn mix(mut hash: u64) -> u64 {
     hash ^= hash >> 32;

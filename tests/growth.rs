@@ -631,7 +631,7 @@ fn churn(live: u64, threads: u64, item_ceiling: bool) {
     assert!(untouched_count == 0 || lookups > 0);
     // A remove keeps its copies only when another level matches the key too: a collision with
     // a different item there, as likely as a false positive in that level, at most
-    // 8 × load / 65,535 (about 0.012% for a full level, 0.02% rounded up). 60,000 removes of
+    // 8 × load / 65,532 (0.0122% for a full level, 0.02% rounded up). 60,000 removes of
     // 2,000 items make about 12 at most, and here the other level holds little more than the
     // copies in flight; 20, or one per 1,000 items for larger churns, is far above that.
     let max_retained = (live / 1_000).max(20);

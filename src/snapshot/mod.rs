@@ -1,9 +1,9 @@
 //! Snapshots: saving a filter to bytes and loading it back, also while other threads update it.
 //!
-//! The byte format is specified in `FORMAT.md` at the repository root, and [`format`] is its only
-//! reader and writer. In short: a 64-byte header (magic, format version, fingerprint layout,
-//! bucket count, item count, hasher probes), the bucket words in little-endian, and a CRC-64 of
-//! everything before it. This module is the public API on top of it.
+//! The byte format is specified in `FORMAT.md` at the repository root, and [`format`](mod@format)
+//! is its only reader and writer. In short: a 64-byte header (magic, format version, fingerprint
+//! layout, bucket count, item count, hasher probes), the bucket words in little-endian, and a
+//! CRC-64 of everything before it. This module is the public API on top of it.
 //!
 //! # Saving a live table
 //!

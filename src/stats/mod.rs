@@ -1,6 +1,6 @@
-//! Per-thread and striped operation counters and the [`Stats`] snapshot.
+//! Per-thread and shared shards of operation counters, and the [`Stats`] snapshot.
 //!
-//! A thread whose [`thread_number`] is below the filter's owned shard
+//! A thread whose [`thread_number`](fn@thread_number) is below the filter's owned shard
 //! count owns a shard of its counters and bumps it with a plain load and store: no locked
 //! instruction and no shared cache line on the insert and remove paths (two locked adds cost
 //! about as much as the insert's own CAS). Thread numbers are those of the threads alive at
@@ -24,7 +24,7 @@ use thread_number::thread_number;
 pub(crate) const MAX_PATH_LEN: usize = 5;
 
 /// Stripes owned by one thread each, at least and at most: those of threads numbered below.
-/// loom's threads have no number ([`thread_number`]), so models own none.
+/// loom's threads have no number ([`thread_number`](fn@thread_number)), so models own none.
 const MIN_OWNED: usize = if sync::MODEL_CHECKING { 0 } else { 16 };
 const MAX_OWNED: usize = 256;
 /// Buckets of table for each owned shard past the minimum: a shard (128 bytes) for each 32 KiB

@@ -39,13 +39,13 @@
 //!
 //! ## Inserts
 //!
-//! An insert CASes its fingerprint into an empty lane of either bucket (Release: a lookup that
-//! sees the lane also sees what the inserting thread did before; no validation rests on it). If
-//! neither has room, it plans the shortest cuckoo path (`path`) and commits it last hop first,
-//! each hop a relocation as in [A fingerprint is never outside the table], then puts its fingerprint in the lane the path freed.
-//! A hop that meets a change abandons the path with every fingerprint still in the table, and the
-//! insert plans again: a failed hop means another thread changed a bucket on the path, so the
-//! retries are lock-free, and [`InsertError::Full`] means that a search found no path.
+//! An insert CASes its fingerprint into an empty lane of either bucket (Release: a lookup that sees
+//! the lane also sees what the inserting thread did before; no validation rests on it). If neither
+//! has room, it plans the shortest cuckoo path (`path`) and commits it last hop first, each hop a
+//! relocation as in [A fingerprint is never outside the table], then puts its fingerprint in the
+//! lane the path freed. A hop that meets a change abandons the path with every fingerprint still in
+//! the table, and the insert plans again: a failed hop means another thread changed a bucket on the
+//! path, so the retries are lock-free, and [`InsertError::Full`] means that a search found no path.
 //!
 //! ## The validated read
 //!
@@ -55,14 +55,14 @@
 //! retries, and after [`DEFAULT_LOOKUP_RETRIES`] failed validations it answers `true` without
 //! proof (a rare extra false positive, counted in the stats).
 //!
-//! **Lemma.** Let a validated miss observe a removal `R` of `f` from one of its buckets (the
-//! bucket load reads `R`'s CAS or a later write of that word). `R` is a release CAS and every
-//! later write of the word is an RMW, so `R` synchronises with the Acquire bucket load. `R`'s
-//! announcement `B` is sequenced before `R`, so `B` happens-before the load and hence before
-//! `V2`, which reads `B` or a later announcement on the stripe. `V2` reads the same write as `V1`, so `B`
-//! is that write or an earlier one, and as every write of a stripe is an RMW, `B` synchronises
-//! with `V1`. So **everything that happened-before the announcement of an observed removal is
-//! visible to both bucket loads.**
+//! **Lemma.** Let a validated miss observe a removal `R` of `f` from one of its buckets (the bucket
+//! load reads `R`'s CAS or a later write of that word). `R` is a release CAS and every later write
+//! of the word is an RMW, so `R` synchronises with the Acquire bucket load. `R`'s announcement `B`
+//! is sequenced before `R`, so `B` happens-before the load and hence before `V2`, which reads `B`
+//! or a later announcement on the stripe. `V2` reads the same write as `V1`, so `B` is that write
+//! or an earlier one, and as every write of a stripe is an RMW, `B` synchronises with `V1`. So
+//! **everything that happened-before the announcement of an observed removal is visible to both
+//! bucket loads.**
 //!
 //! **No false miss.** Follow an item's copy: first the copy its insert put in; whenever a removal
 //! takes that copy, the item lives on in another copy of the same fingerprint in the same pair

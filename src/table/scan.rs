@@ -13,35 +13,35 @@
 //! and the copy never changes after.
 //!
 //! 1. **Start.** The scan publishes its copy in the table's [`Rendezvous`] and opens it with its
-//!    id, then adds the id to the low half of every stripe (`S_s` on stripe `s`, an
-//!    AcqRel RMW), then marks the rendezvous [`READY`] (an AcqRel RMW on its state).
+//!    id, then adds the id to the low half of every stripe (`S_s` on stripe `s`, an AcqRel RMW),
+//!    then marks the rendezvous [`READY`] (an AcqRel RMW on its state).
 //! 2. **Pass.** It captures every bucket in index order.
-//! 3. **Writers.** Every removal is announced by an AcqRel RMW on its pair's stripe ([Every removal is
-//!    announced](super#every-removal-is-announced)), which returns the stripe's previous value. If that shows the scan's
-//!    id, the writer enters the rendezvous (an AcqRel RMW on its state) and, if the rendezvous is ready,
-//!    captures the bucket before its removal CAS; either way it leaves (a Release RMW).
-//! 4. **End.** It takes its id off every stripe, closes the rendezvous, and waits until no writer is
-//!    inside; then the copy is final. A guard ([`ScanGuard`]) makes the end happen also when the
+//! 3. **Writers.** Every removal is announced by an AcqRel RMW on its pair's stripe ([Every removal
+//!    is announced](super#every-removal-is-announced)), which returns the stripe's previous value.
+//!    If that shows the scan's id, the writer enters the rendezvous (an AcqRel RMW on its state)
+//!    and, if the rendezvous is ready, captures the bucket before its removal CAS; either way it
+//!    leaves (a Release RMW).
+//! 4. **End.** It takes its id off every stripe, closes the rendezvous, and waits until no writer
+//!    is inside; then the copy is final. A guard ([`ScanGuard`]) makes the end happen also when the
 //!    pass unwinds, before the copy is freed.
 //!
 //! # Why nothing present at the start is lost
 //!
-//! Take an item whose insert happened-before the scan, and follow its copy as in the parent
-//! module: each removal that takes it is announced after the add of the next copy. Call a removal
-//! *early* if it did not capture: its announcement preceded `S_s` on its stripe, or it entered
-//! the rendezvous before `READY`. Either way its announcement happens-before `READY`: `S_s` reads the
+//! Take an item whose insert happened-before the scan, and follow its copy as in the parent module:
+//! each removal that takes it is announced after the add of the next copy. Call a removal *early*
+//! if it did not capture: its announcement preceded `S_s` on its stripe, or it entered the
+//! rendezvous before `READY`. Either way its announcement happens-before `READY`: `S_s` reads the
 //! announcement or a later RMW of its release sequence (every write of a stripe is an RMW), and
-//! `READY` likewise reads the writer's Release entry or a later RMW of the rendezvous's state. So the add
-//! of the next copy happens-before `READY`, hence before the pass and before every capture, which
-//! enters after `READY`. Whoever captures the next copy's bucket reads a word that contains that
-//! add or something later in the bucket's history.
+//! `READY` likewise reads the writer's Release entry or a later RMW of the rendezvous's state. So
+//! the add of the next copy happens-before `READY`, hence before the pass and before every capture,
+//! which enters after `READY`. Whoever captures the next copy's bucket reads a word that contains
+//! that add or something later in the bucket's history.
 //!
 //! Every other removal during the scan captures its bucket first: the capture reads the bucket
-//! before the removal (program order), or loses the CAS to an earlier capture whose release CAS
-//! it acquires, so that capture's read too happens-before the removal. A removal whose writer
-//! enters after the rendezvous closed comes after the pass: closing is an RMW that the entry reads, so
-//! the pass happens-before the removal; a removal announced after the id left its stripe
-//! likewise.
+//! before the removal (program order), or loses the CAS to an earlier capture whose release CAS it
+//! acquires, so that capture's read too happens-before the removal. A removal whose writer enters
+//! after the rendezvous closed comes after the pass: closing is an RMW that the entry reads, so the
+//! pass happens-before the removal; a removal announced after the id left its stripe likewise.
 //!
 //! So each capture of a bucket holding the item's current copy reads it before any removal that
 //! takes it, and the capture of the first copy's bucket reads it after that copy's put: by
