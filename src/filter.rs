@@ -101,8 +101,8 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// Adds one copy of `item`.
     ///
     /// If neither of the item's buckets has a free lane, the insert searches for the shortest
-    /// chain of at most five relocations that frees one and commits it last hop first; every
-    /// fingerprint stays in the table throughout.
+    /// chain of relocations that frees one, up to the limit [`InsertError::Full`] gives, and
+    /// commits it last hop first; every fingerprint stays in the table throughout.
     ///
     /// # Errors
     ///
