@@ -32,13 +32,15 @@
 //!   that joins rarely find it full.
 //! - **A remove that finds matches in two levels records a pending removal** ([`pending`]):
 //!   the item's next insert claims it instead of storing another copy, and a sweep (before a
-//!   growth, and when an insert meets the ceiling) completes it once one level alone matches.
+//!   growth, and before an insert's last resort) completes it once one level alone matches.
 //!   So the copies left behind are bounded by the items whose matches span levels, not by the
 //!   operations.
 //!
 //! # Orderings
 //!
 //! ## Invariants
+//!
+//! Cited by name.
 //!
 //! - **Levels are only added.** `newest` moves from the level a thread saw to a new level that
 //!   links to it (`older`), by one CAS; a level's table, block of pending removals and link are
@@ -52,8 +54,8 @@
 //!   none and leaves a pending removal. So it never takes another level's only copy of a
 //!   colliding item, whatever level inserts chose: which level an insert joins is a hint
 //!   (`home_of` reads without validation) on which no answer rests.
-//! - **Every copy left behind is accounted**: as a pending removal, whose owner (the claiming
-//!   insert or the sweep that takes it) is unique (`pending`), or as a removal retained for
+//! - **Every copy left behind is accounted.** It is a pending removal, whose owner (the
+//!   claiming insert or the sweep that takes it) is unique (`pending`), or a removal retained for
 //!   good (no entry could be had under a memory ceiling, or a snapshot or merge brought it).
 //!
 //! ## Publication
@@ -65,15 +67,16 @@
 //! ## No false negative across growths
 //!
 //! Let an item's insert happen-before a lookup. The insert put the item in a level `L` of the
-//! chain from a value of `newest` it loaded with Acquire (the level it joined, the newest, or
-//! at the ceiling any level of that chain), or it claimed a pending removal, whose Acquire take
-//! makes the remover's view (a level `L` holding the surplus copy) happen-before it
-//! (`pending`). The lookup's Acquire load of `newest` happens after that, so by read-read
-//! coherence it reads the same value or a later one, and because levels are only added the
-//! chain from it reaches `L`. The lookup reads every level of the chain with the table's
-//! validated read, which finds an item present in `L` throughout (the table's argument,
-//! unchanged because a fingerprint stays in its level). A remove validates absence in every
-//! level the same way before it answers `false`; a count adds up the levels.
+//! chain from a value of `newest` it loaded with Acquire (the level holding the item's copies,
+//! which may be any level of that chain; the newest; or, as its last resort, any level with
+//! room), or it claimed a pending removal, whose Acquire take makes the remover's view (a level
+//! `L` holding the surplus copy) happen-before it (`pending`). The lookup's Acquire load of
+//! `newest` happens after that, so by read-read coherence it reads the same value or a later
+//! one, and by "Levels are only added" the chain from it reaches `L`. The lookup reads every
+//! level of the chain with the table's validated read, which finds an item present in `L`
+//! throughout (the table's argument, unchanged by "A fingerprint stays in its level"). A remove
+//! validates absence in every level the same way before it answers `false`; a count adds up the
+//! levels.
 //!
 //! ## Snapshots and clones
 //!
@@ -86,16 +89,16 @@
 //! ## Progress
 //!
 //! A lookup reads at most [`MAX_LEVELS`] levels, each wait-free: wait-free. An insert that the
-//! newest level refuses finds a newer level (another thread grew the filter), publishes one, or
-//! stops at the ceiling; its CAS fails only when another thread published a level, which
-//! happens at most [`MAX_LEVELS`] times: lock-free. No thread waits for a growth: each thread
-//! that finds the newest level full builds a level and races to publish it, and the losers free
-//! theirs (counted as `discarded_levels` in the stats). Registering, claiming and sweeping
+//! level holding its item's copies and the newest level refuse finds a newer level (another
+//! thread grew the filter), publishes one, or, when no level can be added, tries every level
+//! once and stops; its CAS fails only when another thread published a level, which happens at
+//! most [`MAX_LEVELS`] times: lock-free. No thread waits for a growth: each thread that finds
+//! the newest level full builds a level and races to publish it, and the losers free theirs
+//! (counted as `discarded_levels` in the stats). Registering, claiming and sweeping
 //! pending removals are CASes on entries that fail only when another thread took or filled the
 //! entry, and an overflow block's publication fails only when another thread published one:
 //! lock-free too.
 
-use core::marker::PhantomData;
 use core::ptr;
 use std::io;
 
