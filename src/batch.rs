@@ -10,7 +10,7 @@ use core::hash::{BuildHasher, Hash};
 
 use crate::filter::CuckooFilter;
 use crate::hash;
-use crate::levels::Levels;
+use crate::levels::{self, Levels};
 
 /// Items hashed and prefetched ahead of the one being checked (a power of two).
 const AHEAD: usize = 16;
@@ -140,7 +140,8 @@ impl<S: BuildHasher> CuckooFilter<S> {
 /// Answers `out[i] = contains(item i)` for every `i`, prefetching [`AHEAD`] items ahead; `mixed_at(i)`
 /// is item `i`'s mixed hash. A filter that has one level keeps each item's slots in the window;
 /// one with more reads its levels once ([`Levels::chain`]), keeps the mixed hash, prefetches the
-/// item's buckets in the newest levels, and looks it up in every level as `contains` does.
+/// item's buckets in the levels [`Chain::prefetched`](levels::Chain::prefetched) names, and
+/// looks it up in every level as `contains` does.
 #[inline]
 fn lookups(levels: &Levels, mixed_at: impl Fn(usize) -> u64, out: &mut [bool]) {
     if let Some(table) = levels.single() {
@@ -158,10 +159,11 @@ fn lookups(levels: &Levels, mixed_at: impl Fn(usize) -> u64, out: &mut [bool]) {
         return;
     }
     let chain = levels.chain();
+    let prefetched = chain.prefetched();
     pipelined(
         out.len(),
         mixed_at,
-        |m| chain.prefetch(m),
+        |m| levels::prefetch(prefetched, m),
         |i, mixed| {
             out[i] = chain.lookup(mixed);
             true

@@ -2,6 +2,8 @@
 
 use core::fmt;
 
+use crate::stats::MAX_PATH_LEN;
+
 /// Why an insert was refused. The filter is unchanged: nothing was stored and nothing was lost.
 ///
 /// # Examples
@@ -17,6 +19,7 @@ use core::fmt;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum InsertError {
+    // The one place the documentation gives `MAX_PATH_LEN`; the message below is built from it.
     /// Neither of the item's buckets has a free lane and no cuckoo path of at most five
     /// relocations leads to one.
     Full,
@@ -25,14 +28,21 @@ pub enum InsertError {
 impl fmt::Display for InsertError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Full => f.write_str(
-                "cuckoo filter is full: no free lane within five relocations of the item's buckets",
+            Self::Full => write!(
+                f,
+                "cuckoo filter is full: no free lane within {MAX_PATH_LEN_WORD} relocations of the \
+                 item's buckets",
             ),
         }
     }
 }
 
 impl std::error::Error for InsertError {}
+
+/// [`MAX_PATH_LEN`] in words, for the message of [`InsertError::Full`] (a longer limit fails the
+/// build here).
+const MAX_PATH_LEN_WORD: &str =
+    ["no", "one", "two", "three", "four", "five", "six", "seven", "eight"][MAX_PATH_LEN];
 
 /// Why a filter could not be built.
 ///

@@ -101,8 +101,8 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// Adds one copy of `item`.
     ///
     /// If neither of the item's buckets has a free lane, the insert searches for the shortest
-    /// chain of at most five relocations that frees one and commits it last hop first; every
-    /// fingerprint stays in the table throughout.
+    /// chain of relocations that frees one, up to the limit [`InsertError::Full`] gives, and
+    /// commits it last hop first; every fingerprint stays in the table throughout.
     ///
     /// # Errors
     ///
@@ -196,7 +196,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// ([`Stats::pending_removals`](crate::Stats::pending_removals)); the item stays as a false
     /// positive until then. The item's next insert takes that copy back instead of storing
     /// another, and the filter frees it once one level alone matches (it checks before it
-    /// grows, and when an insert meets its ceiling). Inserts keep an item's copies in one level,
+    /// grows, and when an insert cannot add a level). Inserts keep an item's copies in one level,
     /// so this happens about as often as a false positive in another level, and to copies
     /// inserted while their item's level was full.
     ///

@@ -32,13 +32,15 @@
 //!   that joins rarely find it full.
 //! - **A remove that finds matches in two levels records a pending removal** ([`pending`]):
 //!   the item's next insert claims it instead of storing another copy, and a sweep (before a
-//!   growth, and when an insert meets the ceiling) completes it once one level alone matches.
+//!   growth, and before an insert's last resort) completes it once one level alone matches.
 //!   So the copies left behind are bounded by the items whose matches span levels, not by the
 //!   operations.
 //!
 //! # Orderings
 //!
 //! ## Invariants
+//!
+//! Cited by name.
 //!
 //! - **Levels are only added.** `newest` moves from the level a thread saw to a new level that
 //!   links to it (`older`), by one CAS; a level's table, block of pending removals and link are
@@ -52,8 +54,8 @@
 //!   none and leaves a pending removal. So it never takes another level's only copy of a
 //!   colliding item, whatever level inserts chose: which level an insert joins is a hint
 //!   (`home_of` reads without validation) on which no answer rests.
-//! - **Every copy left behind is accounted**: as a pending removal, whose owner (the claiming
-//!   insert or the sweep that takes it) is unique (`pending`), or as a removal retained for
+//! - **Every copy left behind is accounted.** It is a pending removal, whose owner (the
+//!   claiming insert or the sweep that takes it) is unique (`pending`), or a removal retained for
 //!   good (no entry could be had under a memory ceiling, or a snapshot or merge brought it).
 //!
 //! ## Publication
@@ -65,15 +67,16 @@
 //! ## No false negative across growths
 //!
 //! Let an item's insert happen-before a lookup. The insert put the item in a level `L` of the
-//! chain from a value of `newest` it loaded with Acquire (the level it joined, the newest, or
-//! at the ceiling any level of that chain), or it claimed a pending removal, whose Acquire take
-//! makes the remover's view (a level `L` holding the surplus copy) happen-before it
-//! (`pending`). The lookup's Acquire load of `newest` happens after that, so by read-read
-//! coherence it reads the same value or a later one, and because levels are only added the
-//! chain from it reaches `L`. The lookup reads every level of the chain with the table's
-//! validated read, which finds an item present in `L` throughout (the table's argument,
-//! unchanged because a fingerprint stays in its level). A remove validates absence in every
-//! level the same way before it answers `false`; a count adds up the levels.
+//! chain from a value of `newest` it loaded with Acquire (the level holding the item's copies,
+//! which may be any level of that chain; the newest; or, as its last resort, any level with
+//! room), or it claimed a pending removal, whose Acquire take makes the remover's view (a level
+//! `L` holding the surplus copy) happen-before it (`pending`). The lookup's Acquire load of
+//! `newest` happens after that, so by read-read coherence it reads the same value or a later
+//! one, and by "Levels are only added" the chain from it reaches `L`. The lookup reads every
+//! level of the chain with the table's validated read, which finds an item present in `L`
+//! throughout (the table's argument, unchanged by "A fingerprint stays in its level"). A remove
+//! validates absence in every level the same way before it answers `false`; a count adds up the
+//! levels.
 //!
 //! ## Snapshots and clones
 //!
@@ -86,16 +89,16 @@
 //! ## Progress
 //!
 //! A lookup reads at most [`MAX_LEVELS`] levels, each wait-free: wait-free. An insert that the
-//! newest level refuses finds a newer level (another thread grew the filter), publishes one, or
-//! stops at the ceiling; its CAS fails only when another thread published a level, which
-//! happens at most [`MAX_LEVELS`] times: lock-free. No thread waits for a growth: each thread
-//! that finds the newest level full builds a level and races to publish it, and the losers free
-//! theirs (counted as `discarded_levels` in the stats). Registering, claiming and sweeping
+//! level holding its item's copies and the newest level refuse finds a newer level (another
+//! thread grew the filter), publishes one, or, when no level can be added, tries every level
+//! once and stops; its CAS fails only when another thread published a level, which happens at
+//! most [`MAX_LEVELS`] times: lock-free. No thread waits for a growth: each thread that finds
+//! the newest level full builds a level and races to publish it, and the losers free theirs
+//! (counted as `discarded_levels` in the stats). Registering, claiming and sweeping
 //! pending removals are CASes on entries that fail only when another thread took or filled the
 //! entry, and an overflow block's publication fails only when another thread published one:
 //! lock-free too.
 
-use core::marker::PhantomData;
 use core::ptr;
 use std::io;
 
@@ -187,6 +190,20 @@ impl Level {
         // the filter through `&mut`), so the write happens-before this read.
         self.older.with(|older| unsafe { *older })
     }
+
+    /// Bytes of an added level whose table takes `table` bytes and whose block's entries take
+    /// `block`: those and the rest of the `Level` around the table. Measured parts for a built
+    /// level, foreseen ones for the level a growth sizes, so that the two agree.
+    fn memory(table: usize, block: usize) -> usize {
+        table + block + (core::mem::size_of::<Level>() - core::mem::size_of::<Table>())
+    }
+}
+
+/// Whether `level` stands for level 0 (`first`, inline in `Levels`, has no `Level`): the chain
+/// from a value of `newest` that is level 0 holds level 0 alone.
+#[inline]
+fn is_level_0(level: *const Level) -> bool {
+    level.is_null()
 }
 
 impl Levels {
@@ -242,32 +259,66 @@ impl Levels {
         self.newest.load(Ordering::Acquire).cast_const()
     }
 
-    /// The tables, newest first.
-    pub(crate) fn tables(&self) -> Tables<'_> {
-        self.tables_from(self.newest())
+    /// The newest level if a level was added to level 0, `None` while level 0 is the only one.
+    #[inline]
+    fn grown(&self) -> Option<*const Level> {
+        // A fixed filter is told by a plain field, not the atomic `newest`: the compiler can
+        // then keep the test out of a caller's loop (measured: 5 instructions a lookup).
+        let newest = if self.growth.is_none() { ptr::null() } else { self.newest() };
+        Some(newest).filter(|&newest| !is_level_0(newest))
     }
 
-    fn tables_from(&self, newest: *const Level) -> Tables<'_> {
-        Tables { next: newest, first: Some(&self.first), levels: PhantomData }
+    /// Level 0, if no level was added to it.
+    #[inline]
+    pub(crate) fn single(&self) -> Option<&Table> {
+        self.grown().is_none().then_some(&self.first)
     }
 
-    /// The tables, oldest first.
+    /// The levels as they are now ([`Chain`]).
+    pub(crate) fn chain(&self) -> Chain<'_> {
+        self.chain_from(self.newest())
+    }
+
+    /// The levels of the chain from `newest`, read once.
+    fn chain_from(&self, newest: *const Level) -> Chain<'_> {
+        let mut tables = [&self.first; MAX_LEVELS];
+        let mut added = 0;
+        for level in self.added_from(newest) {
+            tables[added] = &level.table;
+            added += 1;
+        }
+        // `tables[added]` is level 0 already.
+        Chain { tables, len: added + 1 }
+    }
+
+    /// The levels added to level 0 in the chain from `newest`, newest first: the one walk of
+    /// the links.
+    fn added_from(&self, newest: *const Level) -> impl Iterator<Item = &Level> {
+        let mut next = newest;
+        core::iter::from_fn(move || {
+            if is_level_0(next) {
+                return None;
+            }
+            // SAFETY: `next` came from `newest` or a chain link; published levels live until
+            // `&mut self` frees them (levels are only added), and `self` is borrowed here.
+            let level = unsafe { &*next };
+            next = level.older();
+            Some(level)
+        })
+    }
+
+    /// The tables, oldest first, for the callers that keep them (snapshots, merges).
     pub(crate) fn oldest_first(&self) -> Vec<&Table> {
-        let mut tables: Vec<&Table> = self.tables().collect();
-        tables.reverse();
-        tables
+        self.chain().iter().rev().collect()
     }
 
     /// Whether the item whose mixed hash is `mixed` may be present.
     #[inline]
     pub(crate) fn contains(&self, mixed: u64) -> bool {
-        // A fixed filter is told by a plain field, not the atomic `newest`: the compiler can
-        // then keep the test out of a caller's loop (measured: 5 instructions a lookup).
-        let newest = if self.growth.is_none() { ptr::null() } else { self.newest() };
-        if newest.is_null() {
-            return self.first.contains(mixed);
+        match self.grown() {
+            None => self.first.contains(mixed),
+            Some(newest) => self.contains_grown(newest, mixed),
         }
-        self.contains_grown(newest, mixed)
     }
 
     /// [`contains`](Self::contains) in a grown filter. Out of line, like the other operations'
@@ -276,43 +327,40 @@ impl Levels {
     /// remove).
     #[inline(never)]
     fn contains_grown(&self, newest: *const Level, mixed: u64) -> bool {
-        let mut tables = self.tables_from(newest);
-        // The newest level holds most items; on a miss there, start loading the item's buckets
-        // in the other levels too large for the cache, so that their misses overlap.
-        if tables.next().is_some_and(|table| table.contains(mixed)) {
+        // The newest level holds most items: it is read before the links to the others.
+        if self.table_of(newest).contains(mixed) {
             return true;
         }
-        for table in tables.clone().take_while(|t| t.bucket_count() >= PREFETCH_MIN_BUCKETS) {
-            table.prefetch(table.slots(mixed));
-        }
-        tables.any(|table| table.contains(mixed))
+        // On a miss there, start loading the item's buckets in the others that `prefetched`
+        // names, so that their misses overlap.
+        let chain = self.chain_from(newest);
+        prefetch(&chain.prefetched()[1..], mixed);
+        chain.tables()[1..].iter().any(|table| table.contains(mixed))
     }
 
     /// Copies of the item in every level.
     pub(crate) fn count(&self, mixed: u64) -> usize {
-        self.tables().map(|table| table.count(table.slots(mixed))).sum()
+        self.chain().iter().map(|table| table.count(table.slots(mixed))).sum()
     }
 
     /// Removes one copy of the item, if one is present.
     ///
     /// In a table, every copy of the item's fingerprint in its two buckets is interchangeable
-    /// with the item's own (the table's invariant 4). Across levels that is not so: a match in
-    /// another level may be another item's only copy, one whose fingerprint collides with this
-    /// one there (as likely as a false positive in that level). So a remove takes a copy only
-    /// when exactly one level holds matches. When several do, it takes none: it answers `true`,
-    /// counts the item as removed and records a pending removal ([`pending`]), which a later
-    /// insert of the item claims and a sweep completes once one level alone matches. Inserts
-    /// join an item's existing copies (`insert`), so only collisions between distinct items,
-    /// and inserts racing a growth or refused by a full level, leave an item's copies in two
-    /// levels.
+    /// with the item's own (the table's "Copies are interchangeable"). Across levels that is not
+    /// so: a match in another level may be another item's only copy, one whose fingerprint
+    /// collides with this one there (as likely as a false positive in that level). So a remove
+    /// takes a copy only when exactly one level holds matches. When several do, it takes none:
+    /// it answers `true`, counts the item as removed and records a pending removal
+    /// ([`pending`]), which a later insert of the item claims and a sweep completes once one
+    /// level alone matches. Inserts join an item's existing copies (`insert`), so only
+    /// collisions between distinct items, and inserts racing a growth or refused by a full
+    /// level, leave an item's copies in two levels.
     #[inline]
     pub(crate) fn remove(&self, mixed: u64) -> bool {
-        // As in `contains`, a fixed filter is told by a plain field.
-        let newest = if self.growth.is_none() { ptr::null() } else { self.newest() };
-        if newest.is_null() {
-            return self.first.remove(self.first.slots(mixed));
+        match self.grown() {
+            None => self.first.remove(self.first.slots(mixed)),
+            Some(newest) => self.remove_grown(newest, mixed),
         }
-        self.remove_grown(newest, mixed)
     }
 
     /// [`remove`](Self::remove) in a grown filter, out of line (see `contains_grown`).
@@ -330,10 +378,10 @@ impl Levels {
 
     /// Takes one copy of the item if exactly one level of the chain from `newest` holds matches.
     fn take_from_one_level(&self, newest: *const Level, mixed: u64) -> Taken {
+        let chain = self.chain_from(newest);
         loop {
             // The validated count of each level: never fewer than the copies present throughout.
-            let mut holders =
-                self.tables_from(newest).filter(|table| table.count(table.slots(mixed)) > 0);
+            let mut holders = chain.iter().filter(|table| table.count(table.slots(mixed)) > 0);
             let Some(holder) = holders.next() else {
                 return Taken::Absent;
             };
@@ -412,53 +460,16 @@ impl Levels {
         self.added_from(newest).map(|level| &level.pending).chain(self.overflow.blocks())
     }
 
-    /// The levels added to level 0 in the chain from `newest`, newest first.
-    fn added_from(&self, newest: *const Level) -> impl Iterator<Item = &Level> {
-        let mut next = newest;
-        core::iter::from_fn(move || {
-            // SAFETY: `next` came from `newest` or a chain link; published levels live until
-            // `&mut self` frees them (levels are only added), and `self` is borrowed here.
-            let level = unsafe { next.as_ref() }?;
-            next = level.older();
-            Some(level)
-        })
-    }
-
-    /// The levels as they are now, newest first, for a batch of lookups: read once, so that
-    /// each lookup of the batch follows no pointer. A level added afterwards holds only items
-    /// inserted after the batch began.
-    pub(crate) fn chain(&self) -> Chain<'_> {
-        let mut chain = Chain { tables: [&self.first; MAX_LEVELS], len: 0, prefetched: 1 };
-        for table in self.tables() {
-            chain.tables[chain.len] = table;
-            chain.len += 1;
-        }
-        // Levels are larger the newer they are (at a ceiling, the newest may be smaller).
-        chain.prefetched = chain.tables[..chain.len]
-            .iter()
-            .position(|table| table.bucket_count() < PREFETCH_MIN_BUCKETS)
-            .unwrap_or(chain.len)
-            .max(1);
-        chain
-    }
-
     /// Asks the CPU to start loading the item's buckets that an insert reads: in every level
     /// of a grown filter (`home_of`), in the newest otherwise.
     #[inline]
     pub(crate) fn prefetch_for_insert(&self, mixed: u64) {
-        for table in self.tables() {
-            table.prefetch(table.slots(mixed));
-        }
-    }
-
-    /// Level 0, if no level was added to it.
-    #[inline]
-    pub(crate) fn single(&self) -> Option<&Table> {
-        self.newest().is_null().then_some(&self.first)
+        prefetch(self.chain().tables(), mixed);
     }
 
     /// Stores the item beside its copies if a level holds some, else in the newest level,
-    /// adding a level when that one is full (or closed) and the ceiling allows it.
+    /// adding a level when that one is full (or closed) and the ceiling allows it, else in any
+    /// level with room.
     #[inline]
     pub(crate) fn insert(&self, mixed: u64) -> Result<(), InsertError> {
         if self.growth.is_none() {
@@ -471,7 +482,7 @@ impl Levels {
     #[inline(never)]
     fn insert_growable(&self, mixed: u64) -> Result<(), InsertError> {
         let mut newest = self.newest();
-        if !newest.is_null() && self.claim(newest, mixed) {
+        if !is_level_0(newest) && self.claim(newest, mixed) {
             return Ok(());
         }
         loop {
@@ -501,7 +512,7 @@ impl Levels {
             // Its own copies fill the item's buckets: a new level would only take more of them,
             // so this is the limit of eight copies a level, not a full level.
             if table.filled_with(slots) || !self.grow(newest) {
-                return self.insert_at_ceiling(mixed, newest);
+                return self.insert_in_any_level(mixed, newest);
             }
             newest = self.newest();
         }
@@ -513,22 +524,23 @@ impl Levels {
     /// relocation in flight can hide a copy): a hint, on which no answer rests.
     #[inline]
     fn home_of(&self, newest: *const Level, mixed: u64) -> Option<&Table> {
-        if newest.is_null() {
+        if is_level_0(newest) {
             return None;
         }
         // Every level's buckets are loaded before any is looked at, with no branch in between,
         // so that their misses overlap.
-        let holders = self
-            .tables_from(newest)
+        let chain = self.chain_from(newest);
+        let holders = chain
+            .iter()
             .enumerate()
             .fold(0u32, |holders, (i, t)| holders | u32::from(t.may_hold(t.slots(mixed))) << i);
-        self.tables_from(newest).nth(holders.trailing_zeros() as usize)
+        chain.tables().get(holders.trailing_zeros() as usize).copied()
     }
 
     /// Whether `level` takes no more new items, only copies of the items it holds: see
     /// [`close_if_full`](Self::close_if_full).
     fn closed(&self, level: *const Level) -> &AtomicBool {
-        if level.is_null() {
+        if is_level_0(level) {
             &self.first_closed
         } else {
             // SAFETY: as in `table_of`.
@@ -552,11 +564,13 @@ impl Levels {
     }
 
     /// The last resort of an insert refused by level `newest` (or kept out of it because it is
-    /// closed) when no level can be added: any level may have room again after removes, and
+    /// closed) when no level can be added (at the ceiling, or out of memory) or when its own
+    /// copies fill the item's buckets there: any level may have room again after removes, and
     /// pending removals completed now may free some.
-    fn insert_at_ceiling(&self, mixed: u64, newest: *const Level) -> Result<(), InsertError> {
+    fn insert_in_any_level(&self, mixed: u64, newest: *const Level) -> Result<(), InsertError> {
         self.sweep(newest);
-        if self.tables_from(newest).any(|table| table.try_insert(table.slots(mixed)).is_ok()) {
+        let chain = self.chain_from(newest);
+        if chain.iter().any(|table| table.try_insert(table.slots(mixed)).is_ok()) {
             return Ok(());
         }
         let table = self.table_of(newest);
@@ -565,7 +579,7 @@ impl Levels {
     }
 
     fn table_of(&self, level: *const Level) -> &Table {
-        if level.is_null() {
+        if is_level_0(level) {
             &self.first
         } else {
             // SAFETY: `level` came from `newest` or a chain link; published levels live until
@@ -622,7 +636,7 @@ impl Levels {
     /// If there is no such level.
     #[cfg(feature = "test-hooks")]
     pub(crate) fn level(&self, index: usize) -> &Table {
-        self.oldest_first().get(index).copied().expect("no such level")
+        self.chain().iter().rev().nth(index).expect("no such level")
     }
 
     /// [`grow`](Self::grow) from the newest level (a test hook).
@@ -633,13 +647,13 @@ impl Levels {
 
     /// The bucket count of the level to add on top of `newest`, if the ceiling allows one.
     fn next_level(&self, newest: *const Level, ceiling: Ceiling) -> Option<usize> {
-        let tables = self.tables_from(newest);
-        if tables.clone().count() >= MAX_LEVELS {
+        let chain = self.chain_from(newest);
+        if chain.tables().len() >= MAX_LEVELS {
             return None;
         }
-        let mut buckets = self.table_of(newest).bucket_count().checked_mul(GROWTH_FACTOR)?;
+        let mut buckets = chain.tables()[0].bucket_count().checked_mul(GROWTH_FACTOR)?;
         if let Some(items) = ceiling.items {
-            let promised: usize = tables.clone().map(|t| capacity_of(t.bucket_count())).sum();
+            let promised = chain.capacity();
             let room = items.checked_sub(promised).filter(|&room| room > 0)?;
             // A room too large to allocate leaves the growth factor's size.
             if let Some(fits) = buckets_for(room) {
@@ -649,7 +663,10 @@ impl Levels {
         if let Some(bytes) = ceiling.bytes {
             let room = bytes.checked_sub(self.memory_from(newest))?;
             buckets = buckets.min(room / core::mem::size_of::<u64>());
-            while buckets > 0 && new_level_memory(buckets) > room {
+            let memory = |buckets| {
+                Level::memory(Table::memory_for(buckets), Block::memory_for_level(buckets))
+            };
+            while buckets > 0 && memory(buckets) > room {
                 buckets -= (buckets / 64).max(1);
             }
         }
@@ -679,16 +696,16 @@ impl Levels {
     /// Accepted inserts minus successful removes, over every level.
     pub(crate) fn len(&self) -> usize {
         let retained = usize::try_from(self.retained()).unwrap_or(usize::MAX);
-        self.tables().map(Table::len).sum::<usize>().saturating_sub(retained)
+        self.chain().iter().map(Table::len).sum::<usize>().saturating_sub(retained)
     }
 
     /// Items the levels promise to accept together.
     pub(crate) fn capacity(&self) -> usize {
-        self.tables().map(|t| capacity_of(t.bucket_count())).sum()
+        self.chain().capacity()
     }
 
     pub(crate) fn bucket_count(&self) -> usize {
-        self.tables().map(Table::bucket_count).sum()
+        self.chain().iter().map(Table::bucket_count).sum()
     }
 
     /// Bytes of the filter: its levels and what is around them.
@@ -696,26 +713,27 @@ impl Levels {
         self.memory_from(self.newest())
     }
 
-    /// [`memory_usage`](Self::memory_usage) with the levels from `newest` down: each table,
-    /// each added level's link, and the rest of the filter.
+    /// [`memory_usage`](Self::memory_usage) with the levels from `newest` down: level 0, each
+    /// added level, and the rest of the filter.
     fn memory_from(&self, newest: *const Level) -> usize {
-        let links = self.tables_from(newest).count() - 1;
         core::mem::size_of::<Self>() - core::mem::size_of::<Table>()
             + self.outside
-            + links * LINK_MEMORY
-            + self.added_from(newest).map(|level| level.pending.memory_usage()).sum::<usize>()
             + self.overflow.memory_usage()
-            + self.tables_from(newest).map(Table::memory_usage).sum::<usize>()
+            + self.first.memory_usage()
+            + self
+                .added_from(newest)
+                .map(|level| {
+                    Level::memory(level.table.memory_usage(), level.pending.memory_usage())
+                })
+                .sum::<usize>()
     }
 
     pub(crate) fn stats(&self) -> Stats {
-        let mut stats = Stats { levels: 0, ..Stats::default() };
-        let mut levels = 0;
-        for table in self.tables() {
+        let chain = self.chain();
+        let mut stats = Stats { levels: chain.tables().len(), ..Stats::default() };
+        for table in chain.iter() {
             stats.absorb(&table.stats());
-            levels += 1;
         }
-        stats.levels = levels;
         // Relaxed: statistics.
         stats.discarded_levels = self.discarded.load(Ordering::Relaxed);
         stats.retained_removals = self.retained();
@@ -726,8 +744,9 @@ impl Levels {
     /// A copy made of one consistent scan of each level (see the module documentation).
     pub(crate) fn consistent_copy(&self) -> io::Result<Self> {
         let mut copies = self
-            .oldest_first()
-            .into_iter()
+            .chain()
+            .iter()
+            .rev()
             .map(Table::consistent_copy)
             .collect::<io::Result<Vec<_>>>()?;
         let first = copies.remove(0);
@@ -775,7 +794,7 @@ impl Drop for Levels {
 
 impl core::fmt::Debug for Levels {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        let buckets: Vec<usize> = self.oldest_first().iter().map(|t| t.bucket_count()).collect();
+        let buckets: Vec<usize> = self.chain().iter().rev().map(Table::bucket_count).collect();
         f.debug_struct("Levels")
             .field("buckets", &buckets)
             .field("growth", &self.growth)
@@ -783,60 +802,56 @@ impl core::fmt::Debug for Levels {
     }
 }
 
-/// The tables of a filter's levels at one moment, newest first ([`Levels::chain`]).
+/// The list of a filter's levels: their tables as one load of `newest` found them, newest first,
+/// ending with level 0 (`iter().rev()` for oldest first). Read once, so that using it
+/// follows no pointer; a level added afterwards holds only items whose inserts did not
+/// happen-before the load.
 pub(crate) struct Chain<'a> {
     tables: [&'a Table; MAX_LEVELS],
     len: usize,
-    /// How many of the newest levels a batch prefetches.
-    prefetched: usize,
 }
 
-impl Chain<'_> {
+impl<'a> Chain<'a> {
+    /// The tables, newest first, ending with level 0.
+    #[inline]
+    pub(crate) fn tables(&self) -> &[&'a Table] {
+        &self.tables[..self.len]
+    }
+
+    /// [`tables`](Self::tables), by value.
+    #[inline]
+    pub(crate) fn iter(&self) -> impl DoubleEndedIterator<Item = &'a Table> + '_ {
+        self.tables().iter().copied()
+    }
+
     /// [`Levels::contains`] on these levels.
     #[inline]
     pub(crate) fn lookup(&self, mixed: u64) -> bool {
-        self.tables[..self.len].iter().any(|table| table.contains(mixed))
+        self.iter().any(|table| table.contains(mixed))
     }
 
-    /// Asks the CPU to start loading the item's buckets in the newest levels, down to the first
-    /// one smaller than [`PREFETCH_MIN_BUCKETS`] (the newest always).
+    /// The levels whose buckets a lookup asks the CPU to load ahead: the newest, whatever its
+    /// size, and the older ones down to the first smaller than [`PREFETCH_MIN_BUCKETS`]
+    /// (levels are larger the newer they are; at a ceiling, the newest may be smaller).
     #[inline]
-    pub(crate) fn prefetch(&self, mixed: u64) {
-        for table in &self.tables[..self.prefetched] {
-            table.prefetch(table.slots(mixed));
-        }
+    pub(crate) fn prefetched(&self) -> &[&'a Table] {
+        let older = self.tables()[1..].iter();
+        let large = older.take_while(|table| table.bucket_count() >= PREFETCH_MIN_BUCKETS).count();
+        &self.tables()[..=large]
+    }
+
+    /// Items the levels promise to accept together.
+    fn capacity(&self) -> usize {
+        self.iter().map(|table| capacity_of(table.bucket_count())).sum()
     }
 }
 
-/// The tables of a chain of levels, newest first, ending with level 0.
-#[derive(Clone)]
-pub(crate) struct Tables<'a> {
-    next: *const Level,
-    first: Option<&'a Table>,
-    levels: PhantomData<&'a Levels>,
-}
-
-impl<'a> Iterator for Tables<'a> {
-    type Item = &'a Table;
-
-    #[inline]
-    fn next(&mut self) -> Option<&'a Table> {
-        if self.next.is_null() {
-            return self.first.take();
-        }
-        // SAFETY: `next` came from `newest` or a chain link; published levels live as long as
-        // the `Levels` borrowed for `'a` (levels are only added).
-        let level = unsafe { &*self.next };
-        self.next = level.older();
-        Some(&level.table)
+/// Asks the CPU to start loading the item's buckets in each of `tables`.
+#[inline]
+pub(crate) fn prefetch(tables: &[&Table], mixed: u64) {
+    for table in tables {
+        table.prefetch(table.slots(mixed));
     }
-}
-
-/// What an added level takes beside its table.
-const LINK_MEMORY: usize = core::mem::size_of::<Level>() - core::mem::size_of::<Table>();
-
-fn new_level_memory(buckets: usize) -> usize {
-    Table::memory_for(buckets) + LINK_MEMORY + Block::memory_for_level(buckets)
 }
 
 #[cfg(all(test, not(loom)))]
@@ -886,6 +901,16 @@ mod tests {
     }
 
     #[test]
+    fn a_growth_takes_the_memory_it_was_sized_with() {
+        let levels = levels(100, Some(Ceiling::default()));
+        let before = levels.memory_usage();
+        assert!(levels.grow_now());
+        let buckets = levels.chain().tables()[0].bucket_count();
+        let foreseen = Level::memory(Table::memory_for(buckets), Block::memory_for_level(buckets));
+        assert_eq!(levels.memory_usage() - before, foreseen);
+    }
+
+    #[test]
     fn growth_stops_at_the_level_limit_and_for_fixed_filters() {
         let fixed = levels(1, None);
         assert!(!fixed.grow_now());
@@ -907,7 +932,7 @@ mod tests {
         levels.grow_now();
         assert!(levels.single().is_none());
         let chain = levels.chain();
-        assert_eq!(chain.len, 3);
+        assert_eq!(chain.tables().len(), 3);
         let mixed = crate::hash::mix(42);
         assert!(!chain.lookup(mixed));
         levels.insert(mixed).unwrap();

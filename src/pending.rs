@@ -2,7 +2,7 @@
 //! matching fingerprints was theirs, so took none.
 //!
 //! A remove that finds an item's fingerprint in two levels leaves one of those copies behind
-//! (`levels`, "Removes"): a surplus copy that no live item owns. The remove records the item's
+//! (`levels`, "Churn"): a surplus copy that no live item owns. The remove records the item's
 //! key here, so that the surplus is not lost for good:
 //!
 //! - an insert of the same item **claims** the entry and stores nothing, since the surplus copy

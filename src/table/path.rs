@@ -12,9 +12,9 @@ use crate::hash::{alt_index, Slots};
 use crate::stats::MAX_PATH_LEN;
 use crate::sync::{self, AtomicU64, Ordering::Relaxed};
 
-/// Buckets the search may examine: both roots and four children a bucket, `MAX_PATH_LEN` deep.
-const MAX_NODES: usize =
-    2 * (1 + LANES + LANES.pow(2) + LANES.pow(3) + LANES.pow(4) + LANES.pow(5));
+/// Buckets the search may examine: both roots and four children a bucket, `MAX_PATH_LEN` deep
+/// (two trees of `1 + LANES + ... + LANES^MAX_PATH_LEN` nodes).
+const MAX_NODES: usize = 2 * (LANES.pow(MAX_PATH_LEN as u32 + 1) - 1) / (LANES - 1);
 
 /// One planned relocation: `fingerprint` from bucket `from` to bucket `to`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
