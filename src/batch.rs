@@ -119,7 +119,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
         let levels = self.levels();
         let mixed_at = |i: usize| self.mixed_of(&items[i]);
         if levels.growth().is_none() {
-            let table = levels.first();
+            let table = levels.level_0();
             let slots_at = |i| table.slots(mixed_at(i));
             return pipelined(
                 items.len(),

@@ -236,9 +236,7 @@ impl<S: BuildHasher> Builder<S> {
             None => buckets_for(requested).ok_or(BuildError::CapacityOverflow { requested })?,
         };
         if let Some(ceiling) = self.growth {
-            let bytes = Table::memory_for(buckets)
-                .saturating_add(CuckooFilter::<S>::OUTSIDE_LEVELS + core::mem::size_of::<Levels>())
-                - core::mem::size_of::<Table>();
+            let bytes = Levels::memory_for(buckets, CuckooFilter::<S>::OUTSIDE_LEVELS);
             let items = capacity_of(buckets);
             let over =
                 [(ceiling.items, items, "max_capacity"), (ceiling.bytes, bytes, "max_memory")]

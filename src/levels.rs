@@ -142,14 +142,14 @@ pub(crate) struct Ceiling {
 /// A filter's levels. See the module documentation.
 pub(crate) struct Levels {
     /// Level 0, inline: a filter that never grew reaches its table through no pointer.
-    first: Table,
-    /// The newest level, which links to the older ones and through them to `first`; null while
-    /// `first` is the newest.
+    level_0: Table,
+    /// The newest level, which links to the older ones and through them to `level_0`; null while
+    /// `level_0` is the newest.
     newest: AtomicPtr<Level>,
     /// `None` for a fixed filter.
     growth: Option<Ceiling>,
-    /// Whether `first` takes no more new items ([`close_if_full`](Self::close_if_full)).
-    first_closed: AtomicBool,
+    /// Whether `level_0` takes no more new items ([`close_if_full`](Self::close_if_full)).
+    level_0_closed: AtomicBool,
     /// Levels built by a growth that lost the race to publish, and freed.
     discarded: AtomicU64,
     /// Blocks of pending removals ([`pending`]) beyond the levels' own.
@@ -172,7 +172,7 @@ struct Level {
     pending: Block,
     /// Whether the level takes no more new items ([`Levels::close_if_full`]).
     closed: AtomicBool,
-    /// The level before this one; null for `first`. Written when the level is built, before it
+    /// The level before this one; null for `level_0`. Written when the level is built, before it
     /// is published, and never again; a cell so that loom sees the publication.
     older: UnsafeCell<*const Level>,
 }
@@ -199,7 +199,7 @@ impl Level {
     }
 }
 
-/// Whether `level` stands for level 0 (`first`, inline in `Levels`, has no `Level`): the chain
+/// Whether `level` stands for level 0 (`level_0`, inline in `Levels`, has no `Level`): the chain
 /// from a value of `newest` that is level 0 holds level 0 alone.
 #[inline]
 fn is_level_0(level: *const Level) -> bool {
@@ -207,15 +207,15 @@ fn is_level_0(level: *const Level) -> bool {
 }
 
 impl Levels {
-    /// A filter's levels: `first` alone, growable up to `growth` if that is `Some`.
-    pub(crate) fn new(first: Table, growth: Option<Ceiling>) -> Self {
-        Self::with_newer(first, Vec::new(), growth, 0)
+    /// A filter's levels: `level_0` alone, growable up to `growth` if that is `Some`.
+    pub(crate) fn new(level_0: Table, growth: Option<Ceiling>) -> Self {
+        Self::with_newer(level_0, Vec::new(), growth, 0)
     }
 
-    /// Levels `first` and then `newer`, oldest first (a loaded snapshot or a copy), whose words
+    /// Levels `level_0` and then `newer`, oldest first (a loaded snapshot or a copy), whose words
     /// hold `retained` fingerprints of removed items (`remove`).
     pub(crate) fn with_newer(
-        first: Table,
+        level_0: Table,
         newer: Vec<Table>,
         growth: Option<Ceiling>,
         retained: u64,
@@ -224,10 +224,10 @@ impl Levels {
             .into_iter()
             .fold(ptr::null(), |older, table| Level::publishable(table, older).cast_const());
         Self {
-            first,
+            level_0,
             newest: AtomicPtr::new(newest.cast_mut()),
             growth,
-            first_closed: AtomicBool::new(false),
+            level_0_closed: AtomicBool::new(false),
             discarded: AtomicU64::new(0),
             overflow: Overflow::new(),
             pending_count: AtomicU64::new(0),
@@ -243,8 +243,8 @@ impl Levels {
     }
 
     /// Level 0.
-    pub(crate) fn first(&self) -> &Table {
-        &self.first
+    pub(crate) fn level_0(&self) -> &Table {
+        &self.level_0
     }
 
     /// The ceiling of a growable filter; `None` for a fixed one.
@@ -271,7 +271,7 @@ impl Levels {
     /// Level 0, if no level was added to it.
     #[inline]
     pub(crate) fn single(&self) -> Option<&Table> {
-        self.grown().is_none().then_some(&self.first)
+        self.grown().is_none().then_some(&self.level_0)
     }
 
     /// The levels as they are now ([`Chain`]).
@@ -281,7 +281,7 @@ impl Levels {
 
     /// The levels of the chain from `newest`, read once.
     fn chain_from(&self, newest: *const Level) -> Chain<'_> {
-        let mut tables = [&self.first; MAX_LEVELS];
+        let mut tables = [&self.level_0; MAX_LEVELS];
         let mut added = 0;
         for level in self.added_from(newest) {
             tables[added] = &level.table;
@@ -316,7 +316,7 @@ impl Levels {
     #[inline]
     pub(crate) fn contains(&self, mixed: u64) -> bool {
         match self.grown() {
-            None => self.first.contains(mixed),
+            None => self.level_0.contains(mixed),
             Some(newest) => self.contains_grown(newest, mixed),
         }
     }
@@ -358,7 +358,7 @@ impl Levels {
     #[inline]
     pub(crate) fn remove(&self, mixed: u64) -> bool {
         match self.grown() {
-            None => self.first.remove(self.first.slots(mixed)),
+            None => self.level_0.remove(self.level_0.slots(mixed)),
             Some(newest) => self.remove_grown(newest, mixed),
         }
     }
@@ -473,7 +473,7 @@ impl Levels {
     #[inline]
     pub(crate) fn insert(&self, mixed: u64) -> Result<(), InsertError> {
         if self.growth.is_none() {
-            return self.first.insert(self.first.slots(mixed));
+            return self.level_0.insert(self.level_0.slots(mixed));
         }
         self.insert_growable(mixed)
     }
@@ -503,7 +503,7 @@ impl Levels {
                 || self.closed(newest).load(Ordering::Relaxed);
             if !skip_newest {
                 if let Ok(relocations) = table.try_insert(slots) {
-                    if relocations >= CLOSING_PATH && self.growth.is_some() {
+                    if relocations >= CLOSING_PATH {
                         self.close_if_full(newest);
                     }
                     return Ok(());
@@ -541,7 +541,7 @@ impl Levels {
     /// [`close_if_full`](Self::close_if_full).
     fn closed(&self, level: *const Level) -> &AtomicBool {
         if is_level_0(level) {
-            &self.first_closed
+            &self.level_0_closed
         } else {
             // SAFETY: as in `table_of`.
             unsafe { &(*level).closed }
@@ -580,7 +580,7 @@ impl Levels {
 
     fn table_of(&self, level: *const Level) -> &Table {
         if is_level_0(level) {
-            &self.first
+            &self.level_0
         } else {
             // SAFETY: `level` came from `newest` or a chain link; published levels live until
             // `&mut self` frees them (levels are only added), and `self` is borrowed here.
@@ -602,7 +602,7 @@ impl Levels {
         // Completing pending removals first gives their copies' room back before any is added.
         self.sweep(seen);
         let built = self.next_level(seen, ceiling).and_then(|buckets| {
-            Table::try_new(buckets, self.first.lookup_retries(), self.first.huge_pages()).ok()
+            Table::try_new(buckets, self.level_0.lookup_retries(), self.level_0.huge_pages()).ok()
         });
         let Some(table) = built else {
             // At the ceiling, or out of memory: unless another thread added a level meanwhile.
@@ -713,13 +713,23 @@ impl Levels {
         self.memory_from(self.newest())
     }
 
+    /// What [`memory_usage`](Self::memory_usage) reports for a new filter of `buckets` buckets
+    /// with `outside` bytes around its levels, before it is built (a ceiling is checked
+    /// against it).
+    pub(crate) fn memory_for(buckets: usize, outside: usize) -> usize {
+        Table::memory_for(buckets).saturating_add(Self::AROUND_LEVEL_0 + outside)
+    }
+
+    /// What `Levels` holds beside its level 0 table.
+    const AROUND_LEVEL_0: usize = core::mem::size_of::<Self>() - core::mem::size_of::<Table>();
+
     /// [`memory_usage`](Self::memory_usage) with the levels from `newest` down: level 0, each
     /// added level, and the rest of the filter.
     fn memory_from(&self, newest: *const Level) -> usize {
-        core::mem::size_of::<Self>() - core::mem::size_of::<Table>()
+        Self::AROUND_LEVEL_0
             + self.outside
             + self.overflow.memory_usage()
-            + self.first.memory_usage()
+            + self.level_0.memory_usage()
             + self
                 .added_from(newest)
                 .map(|level| {
@@ -749,17 +759,17 @@ impl Levels {
             .rev()
             .map(Table::consistent_copy)
             .collect::<io::Result<Vec<_>>>()?;
-        let first = copies.remove(0);
-        let copy = Self::with_newer(first, copies, self.growth, self.retained());
+        let level_0 = copies.remove(0);
+        let copy = Self::with_newer(level_0, copies, self.growth, self.retained());
         Ok(copy.with_outside(self.outside))
     }
 
     /// Empties the filter back to level 0 alone, freeing the levels added since.
     pub(crate) fn clear(&mut self) {
         self.free_newer();
-        self.first.clear();
+        self.level_0.clear();
         // Relaxed: `&mut self` means no other thread reads it.
-        self.first_closed.store(false, Ordering::Relaxed);
+        self.level_0_closed.store(false, Ordering::Relaxed);
         // Relaxed: statistics, and `&mut self` means no other thread reads them.
         self.discarded.store(0, Ordering::Relaxed);
         self.overflow.clear();

@@ -15,13 +15,11 @@
 use crossbeam_utils::CachePadded;
 
 use crate::sync::{self, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use crate::table::MAX_PATH_LEN;
 
 mod thread_number;
 
 use thread_number::thread_number;
-
-/// Longest cuckoo path an insert may commit, in relocations.
-pub(crate) const MAX_PATH_LEN: usize = 5;
 
 /// Stripes owned by one thread each, at least and at most: those of threads numbered below.
 /// loom's threads have no number ([`thread_number`](fn@thread_number)), so models own none.

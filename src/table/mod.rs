@@ -118,6 +118,7 @@ mod scan;
 mod stripe;
 mod words;
 
+pub(crate) use path::MAX_PATH_LEN;
 pub(crate) use scan::ScannedWords;
 
 use crate::bucket::{self, LANES};
