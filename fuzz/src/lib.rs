@@ -1,7 +1,6 @@
-//! The properties the fuzz targets check. The repository's workspace, which this crate is not
-//! part of, runs copies of them on random inputs from fixed seeds in every `cargo test`:
-//! `load` and `differential` in `tests/fuzz_properties.rs`, `commands`, `frame_len` and `resp`
-//! in `server/tests/fuzz_properties.rs`. A change to a property belongs in both.
+//! The properties the fuzz targets check, shared with the deterministic tests that run the same
+//! properties on random inputs from fixed seeds on stable (`tests/seeded.rs`,
+//! `cargo test --manifest-path fuzz/Cargo.toml`).
 
 use std::collections::HashMap;
 
