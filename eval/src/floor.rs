@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use lockfree_cuckoo::DefaultHashBuilder;
 
-use crate::keys::mix;
+use crate::keys::{mix, GAMMA};
 use crate::peers::Shared;
 
 /// The floor under any two-bucket lookup: hash the key as we do (our default hasher, then a
@@ -34,7 +34,7 @@ impl Floor {
         let h = mix(self.hasher.hash_one(key));
         let n = self.words.len() as u128;
         let a = ((u128::from(h >> 16) * n) >> 48) as usize;
-        let b = ((u128::from(h.wrapping_mul(0x9E37_79B9_7F4A_7C15)) * n) >> 64) as usize;
+        let b = ((u128::from(h.wrapping_mul(GAMMA)) * n) >> 64) as usize;
         (a, b, h & 0xFFFF)
     }
 

@@ -32,7 +32,7 @@ use std::time::Instant;
 use clap::{Parser, ValueEnum};
 use hdrhistogram::Histogram;
 use lockfree_cuckoo::CuckooFilter;
-use lockfree_cuckoo_eval::keys::{key, queries, ABSENT, PRESENT};
+use lockfree_cuckoo_eval::keys::{key, queries, SplitMix64, ABSENT, PRESENT};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use scalable_cuckoo_filter::{DefaultHasher, ScalableCuckooFilter, ScalableCuckooFilterBuilder};
@@ -198,7 +198,7 @@ fn build(filter: &Filter, end: usize, (inserters, readers): (usize, usize), per_
                 s.spawn(move || {
                     let mut hist = per_op.then(histogram);
                     let (mut lookups, mut misses) = (0u64, 0u64);
-                    let mut state = 0x9E37_79B9_7F4A_7C15u64 ^ r;
+                    let mut rng = SplitMix64::new(r);
                     start_line.wait();
                     while !done.load(Ordering::Relaxed) {
                         for (w, published) in progress.iter().enumerate() {
@@ -206,10 +206,8 @@ fn build(filter: &Filter, end: usize, (inserters, readers): (usize, usize), per_
                             if published == 0 {
                                 continue;
                             }
-                            state ^= state << 13;
-                            state ^= state >> 7;
-                            state ^= state << 17;
-                            let k = key(PRESENT, w as u64 * quarter + state % published);
+                            let pick = rng.next_u64() % published;
+                            let k = key(PRESENT, w as u64 * quarter + pick);
                             lookups += 1;
                             misses += u64::from(!timed(&mut hist, || filter.contains(k)));
                         }

@@ -11,7 +11,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::thread;
 
-use crate::keys::key;
+use lockfree_cuckoo_eval::keys::{key, PRESENT};
 use lockfree_cuckoo_eval::peers::{Acf, Bloom, CfSip, Local, Ours, Scalable, Shared};
 
 /// A filter used from one thread: a [`Local`] peer (keys are `u64`s, hashed by each filter's
@@ -84,12 +84,12 @@ pub(crate) struct Inserted {
 pub(crate) trait Driver {
     fn threads(&self) -> usize;
     fn filter(&self) -> &dyn Filter;
-    /// Inserts the keys with indices in `range`, stopping at the first refusal (with several
+    /// Inserts the [`PRESENT`] keys with sequence numbers in `range`, stopping at the first refusal (with several
     /// threads, each stops at its own refusal or soon after another's).
     fn insert(&mut self, range: Range<u64>) -> Inserted;
     /// Looks up every query; returns how many answered `true`.
     fn lookup(&mut self, queries: &[u64]) -> u64;
-    /// Removes the keys with indices in `ranges`; returns how many removes found their key.
+    /// Removes the [`PRESENT`] keys with sequence numbers in `ranges`; returns how many removes found their key.
     fn remove(&mut self, ranges: &[Range<u64>]) -> u64;
 }
 
@@ -106,7 +106,7 @@ impl<F: Filter> Driver for Serial<F> {
     fn insert(&mut self, range: Range<u64>) -> Inserted {
         let Range { start, end } = range;
         for index in start..end {
-            if !self.0.insert(key(index)) {
+            if !self.0.insert(key(PRESENT, index)) {
                 return Inserted { ranges: iter::once(start..index).collect(), refused: true };
             }
         }
@@ -116,7 +116,11 @@ impl<F: Filter> Driver for Serial<F> {
         queries.iter().map(|&q| u64::from(self.0.contains(black_box(q)))).sum()
     }
     fn remove(&mut self, ranges: &[Range<u64>]) -> u64 {
-        ranges.iter().flat_map(|r| r.clone()).map(|i| u64::from(self.0.remove(key(i)))).sum()
+        ranges
+            .iter()
+            .flat_map(|r| r.clone())
+            .map(|i| u64::from(self.0.remove(key(PRESENT, i))))
+            .sum()
     }
 }
 
@@ -154,7 +158,7 @@ impl<F: Filter + Shared> Driver for Parallel<F> {
                     let stop = &stop;
                     s.spawn(move || {
                         for index in share.clone() {
-                            if stop.load(Relaxed) || !Shared::insert(filter, key(index)) {
+                            if stop.load(Relaxed) || !Shared::insert(filter, key(PRESENT, index)) {
                                 stop.store(true, Relaxed);
                                 return share.start..index;
                             }
@@ -195,7 +199,7 @@ impl<F: Filter + Shared> Driver for Parallel<F> {
                     s.spawn(move || {
                         mine.into_iter()
                             .flatten()
-                            .map(|i| u64::from(Shared::remove(filter, key(i))))
+                            .map(|i| u64::from(Shared::remove(filter, key(PRESENT, i))))
                             .sum::<u64>()
                     })
                 })

@@ -21,7 +21,6 @@
 mod cli;
 mod experiments;
 mod filters;
-mod keys;
 mod output;
 mod svg;
 
