@@ -1,6 +1,7 @@
-//! What the evaluation binaries and benchmarks of `lockfree-cuckoo` share: the key spaces and
-//! query streams every measurement uses ([`keys`]), the peer filters behind two small traits
-//! ([`peers`]) and the floors under any two-bucket lookup and any lock-free write ([`floor`]).
+//! What the evaluation binaries and benchmarks of `lockfree-cuckoo` share: the one key scheme
+//! and the query streams every measurement uses ([`keys`]), the one list of peer filters, each
+//! behind three small traits ([`peers`]), and the floors under any two-bucket lookup and any
+//! lock-free write ([`floor`]).
 //!
 //! The binaries (`src/bin/`): `stress` (the concurrency stress run, `cargo stress`), `paper`
 //! (the cuckoo filter paper's evaluation, `cargo paper`; see `PAPER.md`), `peers` (space,

@@ -16,8 +16,8 @@
 //!
 //! The filters: ours presized (`with_capacity(end)`), ours growable
 //! (`capacity(start).growable()`), and `scalable_cuckoo_filter` (the one Rust peer that grows;
-//! single-threaded, so behind a `RwLock`), built for `start` items and its default 0.1%
-//! false-positive target.
+//! single-threaded, so behind a `RwLock`, with a seeded generator for its kicks), built for
+//! `start` items and its default 0.1% false-positive target.
 //!
 //! ```text
 //! cargo run --release -p lockfree-cuckoo-eval --bin grow                  # both scales
@@ -26,16 +26,14 @@
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Barrier, RwLock};
+use std::sync::Barrier;
 use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
 use hdrhistogram::Histogram;
 use lockfree_cuckoo::CuckooFilter;
 use lockfree_cuckoo_eval::keys::{key, queries, SplitMix64, ABSENT, PRESENT};
-use rand::rngs::SmallRng;
-use rand::SeedableRng;
-use scalable_cuckoo_filter::{DefaultHasher, ScalableCuckooFilter, ScalableCuckooFilterBuilder};
+use lockfree_cuckoo_eval::peers::{Locked, Ours, Peer, Scalable, Shared};
 
 /// Growth 1,000-fold against a presized filter and scalable_cuckoo_filter (issue 13's targets).
 #[derive(Debug, Parser)]
@@ -77,69 +75,6 @@ const QUERIES: usize = 1 << 22;
 /// scalable_cuckoo_filter's false-positive target: its default.
 const SCALABLE_FPR: f64 = 0.001;
 
-/// scalable_cuckoo_filter with its defaults but a `SmallRng` for its kicks: its default
-/// `ThreadRng` cannot be shared between threads at all.
-type Scalable = ScalableCuckooFilter<u64, DefaultHasher, SmallRng>;
-
-enum Filter {
-    Ours(CuckooFilter),
-    Scalable(RwLock<Scalable>),
-}
-
-impl Filter {
-    fn new(kind: Kind, start: usize, end: usize) -> Self {
-        match kind {
-            Kind::Presized => Self::Ours(CuckooFilter::with_capacity(end)),
-            Kind::Growable => {
-                Self::Ours(CuckooFilter::builder().capacity(start).growable().build())
-            }
-            Kind::Scalable => Self::Scalable(RwLock::new(
-                ScalableCuckooFilterBuilder::new()
-                    .initial_capacity(start)
-                    .false_positive_probability(SCALABLE_FPR)
-                    .rng(SmallRng::seed_from_u64(1))
-                    .finish(),
-            )),
-        }
-    }
-
-    #[inline]
-    fn insert(&self, key: u64) -> bool {
-        match self {
-            Self::Ours(f) => f.insert(&key).is_ok(),
-            Self::Scalable(f) => {
-                f.write().unwrap().insert(&key);
-                true
-            }
-        }
-    }
-
-    #[inline]
-    fn contains(&self, key: u64) -> bool {
-        match self {
-            Self::Ours(f) => f.contains(&key),
-            Self::Scalable(f) => f.read().unwrap().contains(&key),
-        }
-    }
-
-    fn bytes(&self) -> usize {
-        match self {
-            Self::Ours(f) => f.memory_usage(),
-            Self::Scalable(f) => {
-                let f = f.read().unwrap();
-                (f.bits() / 8) as usize + std::mem::size_of_val(&*f)
-            }
-        }
-    }
-
-    fn levels(&self) -> Option<usize> {
-        match self {
-            Self::Ours(f) => Some(f.stats().levels),
-            Self::Scalable(_) => None,
-        }
-    }
-}
-
 /// What one build measured.
 struct Build {
     seconds: f64,
@@ -169,7 +104,12 @@ fn timed(into: &mut Option<Histogram<u64>>, op: impl FnOnce() -> bool) -> bool {
 
 /// Inserts keys `0..end` of [`PRESENT`] from `inserters` threads while `readers` threads look
 /// up published keys; with `per_op`, every operation is timed.
-fn build(filter: &Filter, end: usize, (inserters, readers): (usize, usize), per_op: bool) -> Build {
+fn build<F: Shared>(
+    filter: &F,
+    end: usize,
+    (inserters, readers): (usize, usize),
+    per_op: bool,
+) -> Build {
     let progress: Vec<AtomicU64> = (0..inserters).map(|_| AtomicU64::new(0)).collect();
     let done = AtomicBool::new(false);
     let start_line = Barrier::new(inserters + readers + 1);
@@ -182,7 +122,8 @@ fn build(filter: &Filter, end: usize, (inserters, readers): (usize, usize), per_
                     let mut hist = per_op.then(histogram);
                     start_line.wait();
                     for i in w * quarter..(w + 1) * quarter {
-                        assert!(timed(&mut hist, || filter.insert(key(PRESENT, i))), "refused");
+                        let k = key(PRESENT, i);
+                        assert!(timed(&mut hist, || Shared::insert(filter, k)), "refused");
                         if i % 64 == 63 {
                             // Release: keys below are inserted, for the readers' Acquire load.
                             progress[w as usize].store(i + 1 - w * quarter, Ordering::Release);
@@ -265,14 +206,52 @@ struct Row {
     read_latency: [u64; 3],
 }
 
+impl Kind {
+    /// The peer it measures.
+    fn peer(self) -> Peer {
+        match self {
+            Self::Presized | Self::Growable => Peer::Ours,
+            Self::Scalable => Peer::Scalable,
+        }
+    }
+}
+
 fn measure(kind: Kind, start: usize, end: usize) -> Row {
+    let levels = |f: &Ours| Some(f.0.stats().levels);
+    match kind {
+        Kind::Presized => measure_filter(kind, end, || Ours::new(end), levels),
+        // Growable filters are built here, not by the peers' registry: paired.sh builds that
+        // against revisions older than growth.
+        Kind::Growable => measure_filter(
+            kind,
+            end,
+            || Ours(CuckooFilter::builder().capacity(start).growable().build()),
+            levels,
+        ),
+        Kind::Scalable => measure_filter(
+            kind,
+            end,
+            || Locked::new(Scalable::seeded(start, SCALABLE_FPR, 1)),
+            |_| None,
+        ),
+    }
+}
+
+/// Builds, checks and times the filters from `make`, `kind`'s, to `end` items; `levels` reads a
+/// built one's level count, where it has levels.
+fn measure_filter<F: Shared>(
+    kind: Kind,
+    end: usize,
+    make: impl Fn() -> F,
+    levels: impl Fn(&F) -> Option<usize>,
+) -> Row {
     let threads = if kind == Kind::Scalable { (1, 0) } else { (INSERTERS, READERS) };
     eprint!("  {kind:?}: latency build");
-    let latency = build(&Filter::new(kind, start, end), end, threads, true);
+    let latency = build(&make(), end, threads, true);
     let quantiles =
         |h: &Histogram<u64>| [h.value_at_quantile(0.99), h.value_at_quantile(0.999), h.max()];
     eprint!(", timed build");
-    let filter = Filter::new(kind, start, end);
+    let filter = make();
     let timed = build(&filter, end, threads, false);
     eprint!(" {:.2} s, checks", timed.seconds);
     let lost = (0..end as u64).filter(|&i| !filter.contains(key(PRESENT, i))).count();
@@ -284,12 +263,9 @@ fn measure(kind: Kind, start: usize, end: usize) -> Row {
             keys.iter().zip(out).for_each(|(k, o)| *o = black_box(filter.contains(*k)));
         })
     });
-    let batch = match &filter {
-        Filter::Ours(f) => Some(
-            [0, 1].map(|s| ns_per_lookup(&streams[s], |keys, out| f.contains_batch(keys, out))),
-        ),
-        Filter::Scalable(_) => None,
-    };
+    let batch = kind.peer().batch().map(|_| {
+        [0, 1].map(|s| ns_per_lookup(&streams[s], |keys, out| filter.contains_batch(keys, out)))
+    });
     eprintln!(" done");
     Row {
         kind,
@@ -300,7 +276,7 @@ fn measure(kind: Kind, start: usize, end: usize) -> Row {
         lost,
         fpr: fp as f64 / probes as f64,
         bytes_per_item: filter.bytes() as f64 / end as f64,
-        levels: filter.levels(),
+        levels: levels(&filter),
         contains,
         batch,
         insert_latency: quantiles(&latency.inserts),

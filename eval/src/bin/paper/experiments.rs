@@ -11,6 +11,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use lockfree_cuckoo_eval::keys::{KeySet, Queries};
+use lockfree_cuckoo_eval::peers::Peer;
 
 use crate::filters::Driver;
 
@@ -94,8 +95,10 @@ fn mops(ops: u64, time: Duration) -> f64 {
 /// Seed of the query streams: the same for every filter, so all answer the same questions.
 const QUERY_SEED: u64 = 5;
 
-/// Runs every experiment on the (empty) filter behind `driver`, reporting progress on stderr.
-pub(crate) fn run(name: &str, driver: &mut dyn Driver, plan: &Plan) -> Results {
+/// Runs every experiment on `peer`'s (empty) filter behind `driver`, reporting progress on
+/// stderr.
+pub(crate) fn run(peer: Peer, driver: &mut dyn Driver, plan: &Plan) -> Results {
+    let name = peer.legend();
     let started = Instant::now();
     let threads = driver.threads();
     let mut queries = Queries::new(QUERY_SEED);
@@ -214,7 +217,7 @@ pub(crate) fn run(name: &str, driver: &mut dyn Driver, plan: &Plan) -> Results {
         }
     }
 
-    let (delete, lost) = if driver.filter().removes() {
+    let (delete, lost) = if peer.ops().remove {
         let (delete, lost) = empty(driver, &mut held, plan);
         (delete, Some(lost))
     } else {

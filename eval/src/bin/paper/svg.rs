@@ -13,6 +13,8 @@ use plotters::element::{ComposedElement, DashedPathElement};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use lockfree_cuckoo_eval::peers::Peer;
+
 use crate::output::label;
 
 /// The whole image, in pixels; the legend takes the 300 pixels right of the plotting area.
@@ -110,12 +112,12 @@ pub(crate) fn draw_all(dir: &Path) -> io::Result<usize> {
 }
 
 /// A filter keeps its colour on every plot; its concurrent line is dashed.
-fn color(filter: &str) -> RGBColor {
-    match filter {
-        "lockfree-cuckoo" => RGBColor(0xd6, 0x27, 0x28),
-        "cuckoofilter" => RGBColor(0x1f, 0x77, 0xb4),
-        "atomic-cuckoo-filter" => RGBColor(0x2c, 0xa0, 0x2c),
-        "fastbloom" => RGBColor(0x94, 0x67, 0xbd),
+fn color(legend: &str) -> RGBColor {
+    match Peer::by_legend(legend) {
+        Some(Peer::Ours) => RGBColor(0xd6, 0x27, 0x28),
+        Some(Peer::Cf) => RGBColor(0x1f, 0x77, 0xb4),
+        Some(Peer::Acf) => RGBColor(0x2c, 0xa0, 0x2c),
+        Some(Peer::Fastbloom) => RGBColor(0x94, 0x67, 0xbd),
         _ => RGBColor(0xff, 0x7f, 0x0e),
     }
 }

@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 
 use lockfree_cuckoo::Stats;
+use lockfree_cuckoo_eval::peers::fpr_at_load;
 
 use crate::cli::Options;
 
@@ -178,9 +179,9 @@ impl Report {
     /// The expected false-positive rate; for a grown filter, a bound: every level full.
     fn fpr_expected(&self) -> f64 {
         if self.stats.levels > 1 {
-            8.0 * self.stats.levels as f64 / 65532.0
+            fpr_at_load(self.stats.levels as f64)
         } else {
-            8.0 * self.load / 65532.0
+            fpr_at_load(self.load)
         }
     }
 }
