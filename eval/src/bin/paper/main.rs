@@ -22,6 +22,7 @@ mod cli;
 mod experiments;
 mod filters;
 mod output;
+mod rows;
 mod svg;
 
 use std::process::ExitCode;

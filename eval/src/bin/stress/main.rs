@@ -41,7 +41,7 @@ use rand::rngs::SmallRng;
 use rand::{RngCore, SeedableRng};
 
 use crate::cli::Options;
-use crate::report::{grouped, json, table, GrowthEnd, Report, Snapshots, Tally};
+use crate::report::{grouped, table, GrowthEnd, Json, Report, Snapshots, Tally};
 
 // Keys are named, not drawn (`keys::seeded_key`, in the key set of `--seed`): thread `t` owns
 // the keys of space `THREAD_BASE + t` and asks the never-inserted ones of `ABSENT`, so the keys of
@@ -439,7 +439,8 @@ fn main() -> ExitCode {
     let opts = Options::parse();
     let report = run(opts);
     if report.opts.json {
-        println!("{}", json(&report));
+        let json = serde_json::to_string(&Json::from(&report)).expect("the summary serialises");
+        println!("{json}");
     } else {
         print!("{}", table(&report));
     }
