@@ -11,7 +11,8 @@
 //! the crate in turns), `portable` (a snapshot saved by one build and checked by another),
 //! `churn` and `grow` (growable filters) and `lookup_cost` (a fixed number of operations for
 //! profilers). The criterion benchmarks are `benches/filter.rs`
-//! (`cargo bench -p lockfree-cuckoo-eval`). `BENCHMARKS.md` describes them all.
+//! (`cargo bench -p lockfree-cuckoo-eval`), and `bench_report` turns their results into
+//! `BENCHMARKS.md`'s tables. `BENCHMARKS.md` describes them all.
 
 pub mod floor;
 pub mod keys;
