@@ -1,5 +1,5 @@
-//! Growth 1,000-fold against a filter presized for the final count, in one run: issue 13's
-//! targets. For each scale (cache: 1,000 to 1,000,000 items; DRAM: 100,000 to 100,000,000) and
+//! Growth 1,000-fold against a filter presized for the final count, in one run: the growth
+//! goal's targets. For each scale (cache: 1,000 to 1,000,000 items; DRAM: 100,000 to 100,000,000) and
 //! each filter in turn:
 //!
 //! 1. **Build:** 4 threads insert the keys (disjoint quarters) while 2 others look up keys the
@@ -35,7 +35,8 @@ use lockfree_cuckoo::CuckooFilter;
 use lockfree_cuckoo_eval::keys::{key, queries, SplitMix64, ABSENT, PRESENT};
 use lockfree_cuckoo_eval::peers::{Locked, Ours, Peer, Scalable, Shared};
 
-/// Growth 1,000-fold against a presized filter and scalable_cuckoo_filter (issue 13's targets).
+/// Growth 1,000-fold against a presized filter and scalable_cuckoo_filter (the growth goal's
+/// targets).
 #[derive(Debug, Parser)]
 #[command(name = "grow")]
 struct Args {
