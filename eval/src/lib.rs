@@ -23,3 +23,27 @@ pub mod peers;
 pub fn number<T: std::str::FromStr>(text: &str) -> Result<T, String> {
     text.replace('_', "").parse().map_err(|_| format!("`{text}` is not a number"))
 }
+
+/// `n` with thousands separators, as the tools' tables print counts (`127,780,000`).
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn grouped_separates_thousands() {
+        assert_eq!(super::grouped(0), "0");
+        assert_eq!(super::grouped(999), "999");
+        assert_eq!(super::grouped(1_000), "1,000");
+        assert_eq!(super::grouped(127_780_000), "127,780,000");
+    }
+}

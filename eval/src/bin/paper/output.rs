@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use crate::cli::Config;
 use crate::experiments::{Point, Results, Snapshot};
+use lockfree_cuckoo_eval::grouped;
+
 use crate::rows::{self, label, ByOccupancy, ByPositive, Fixed, Lookups, Setting, Space, Table3};
 
 /// The paper's Table 3 (192 MB filters, 12-bit fingerprints for the cuckoo filters, one
@@ -172,19 +174,6 @@ pub(crate) fn write_all(config: &Config, results: &[Results], run: &Run) -> io::
     Ok(files + crate::svg::draw_all(dir)?)
 }
 
-/// `n` with thousands separators.
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 fn mean(points: &[Point]) -> Option<f64> {
     (!points.is_empty()).then(|| points.iter().map(|p| p.mops).sum::<f64>() / points.len() as f64)
 }
@@ -210,7 +199,7 @@ pub(crate) fn print_summary(config: &Config, results: &[Results], run: &Run) {
                 "{:<34} {:<19} {:>13} {:>8.1} {:>9.2} {:>8.4}% {:>11.2}",
                 label(&r.name, r.threads),
                 fill,
-                thousands(s.items),
+                grouped(s.items),
                 s.bytes as f64 / f64::from(1 << 20),
                 s.bits_per_item(),
                 s.fpr * 100.0,
@@ -224,7 +213,7 @@ pub(crate) fn print_summary(config: &Config, results: &[Results], run: &Run) {
             "{:<34} {:<19} {:>13} {:>8.1} {:>9.2} {:>8.4}% {:>11.2}",
             name,
             "paper",
-            thousands((items * 1e6) as u64),
+            grouped((items * 1e6) as u64),
             192.0,
             bits,
             fpr,
@@ -349,13 +338,5 @@ mod tests {
         }
         assert!(!text.contains("threads") && text.contains("\n0.001%\n"));
         fs::remove_dir_all(dir).unwrap();
-    }
-
-    #[test]
-    fn thousands_groups_digits() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1_000), "1,000");
-        assert_eq!(thousands(127_780_000), "127,780,000");
     }
 }

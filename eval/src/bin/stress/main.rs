@@ -36,12 +36,13 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use crossbeam_utils::CachePadded;
 use lockfree_cuckoo::CuckooFilter;
+use lockfree_cuckoo_eval::grouped;
 use lockfree_cuckoo_eval::keys::{seeded_key, ABSENT, THREAD_BASE};
 use rand::rngs::SmallRng;
 use rand::{RngCore, SeedableRng};
 
 use crate::cli::Options;
-use crate::report::{grouped, table, GrowthEnd, Json, Report, Snapshots, Tally};
+use crate::report::{table, GrowthEnd, Json, Report, Snapshots, Tally};
 
 // Keys are named, not drawn (`keys::seeded_key`, in the key set of `--seed`): thread `t` owns
 // the keys of space `THREAD_BASE + t` and asks the never-inserted ones of `ABSENT`, so the keys of

@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 
 use lockfree_cuckoo::Stats;
+use lockfree_cuckoo_eval::grouped;
 use lockfree_cuckoo_eval::peers::fpr_at_load;
 use serde::Serialize;
 
@@ -199,18 +200,6 @@ fn pct(x: u64, of: u64) -> f64 {
     } else {
         100.0 * x as f64 / of as f64
     }
-}
-
-pub(crate) fn grouped(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
 }
 
 pub(crate) fn table(r: &Report) -> String {
