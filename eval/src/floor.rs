@@ -7,8 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use lockfree_cuckoo::DefaultHashBuilder;
 
-use crate::keys::mix;
-use crate::peers::Shared;
+use crate::keys::{mix, GAMMA};
 
 /// The floor under any two-bucket lookup: hash the key as we do (our default hasher, then a
 /// finaliser of the same cost as our mix: two multiplies), read two pseudo-random words of an
@@ -29,12 +28,17 @@ impl Floor {
         Self { words, hasher: Default::default() }
     }
 
+    /// Words in its array.
+    pub fn words(&self) -> usize {
+        self.words.len()
+    }
+
     #[inline]
     fn indexes(&self, key: u64) -> (usize, usize, u64) {
         let h = mix(self.hasher.hash_one(key));
         let n = self.words.len() as u128;
         let a = ((u128::from(h >> 16) * n) >> 48) as usize;
-        let b = ((u128::from(h.wrapping_mul(0x9E37_79B9_7F4A_7C15)) * n) >> 64) as usize;
+        let b = ((u128::from(h.wrapping_mul(GAMMA)) * n) >> 64) as usize;
         (a, b, h & 0xFFFF)
     }
 
@@ -68,28 +72,6 @@ impl Floor {
     }
 }
 
-impl Shared for Floor {
-    fn name(&self) -> &'static str {
-        "two-read floor"
-    }
-    fn insert(&self, _key: u64) -> bool {
-        true
-    }
-    #[inline]
-    fn contains(&self, key: u64) -> bool {
-        Floor::contains(self, key)
-    }
-    fn remove(&self, _key: u64) -> bool {
-        false
-    }
-    fn removes(&self) -> bool {
-        false
-    }
-    fn bytes(&self) -> usize {
-        self.words.len() * 8
-    }
-}
-
 /// The floor under any writer that changes a table with compare-and-swap, as every lock-free
 /// filter must: hash the key with our hasher, load one pseudo-random word of an array as large as
 /// our table, and compare-and-swap it. What one insert or remove of ours costs at least, beside
@@ -105,6 +87,11 @@ impl CasFloor {
         let words = (0..words as u64).map(|i| AtomicU64::new(mix(i) | 1)).collect();
         // `Default`, which every revision's hasher has: `paired.sh` builds this against them.
         Self { words, hasher: Default::default() }
+    }
+
+    /// Words in its array.
+    pub fn words(&self) -> usize {
+        self.words.len()
     }
 
     /// One load and one compare-and-swap of the key's word; whether the swap took.

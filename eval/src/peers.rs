@@ -1,82 +1,287 @@
-//! The filters we compare against, behind two small traits.
+//! The one list of filters the evaluation measures ([`Peer`]): each peer's names, what it can
+//! do, how it is built, and its implementation of three small traits.
 //!
+//! - [`Filter`]: what every filter answers through `&self` (lookups, sizes).
 //! - [`Local`]: single-threaded use; inserts and removes take `&mut self`, so a single-threaded
 //!   peer pays no lock in the single-thread measurements.
-//! - [`Shared`]: concurrent use through `&self`; single-threaded peers sit behind a `RwLock`.
-//!   Every [`Shared`] filter is a [`Local`] one too, through `&self`.
+//! - [`Shared`]: concurrent use through `&self`; single-threaded peers that can be shared sit
+//!   behind a `RwLock` ([`Locked`]). Every [`Shared`] filter is a [`Local`] one too.
+//!
+//! Tools pick peers by their command-line names (clap's [`ValueEnum`], [`Peer::parser`] for a
+//! tool's own subset) and run their measurements through [`Peer::visit`], written once over the
+//! peer's type, so every operation is compiled for the peer and none is a virtual call.
+//!
+//! `eval/paired.sh` builds this crate against older revisions of `lockfree-cuckoo`, so the
+//! peers use only the API every revision since the first benchmarks has.
 
 use std::hash::Hasher;
 use std::sync::RwLock;
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::ValueEnum;
 use lockfree_cuckoo::CuckooFilter;
 
+use crate::floor::{CasFloor, Floor};
 use crate::keys::{key, PRESENT};
 
-/// `cuckoofilter`'s hasher parameter for its ahash variant.
-pub type AHasher = ahash::AHasher;
+/// Every filter a tool can measure, by its command-line name; a tool's default order is this
+/// order, filtered to what it measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, ValueEnum)]
+pub enum Peer {
+    /// Ours, default builder
+    Ours,
+    /// Ours through its batch calls (contains_batch, insert_batch)
+    OursBatch,
+    /// The two-read floor (4 KiB pages)
+    Floor,
+    /// The two-read floor, batched
+    FloorBatch,
+    /// The one-CAS floor under writers (4 KiB pages): its "fill" and "remove" are one load and
+    /// one compare-and-swap of a random word a key
+    CasFloor,
+    /// cuckoofilter with ahash
+    CfAhash,
+    /// cuckoofilter with its default hasher (SipHash-1-3)
+    Cf,
+    /// atomic-cuckoo-filter
+    Acf,
+    /// fastbloom's AtomicBloomFilter, sized for our false-positive rate
+    Fastbloom,
+    /// scalable_cuckoo_filter, sized for our false-positive rate
+    Scalable,
+    /// dashmap's DashSet<u64>, an exact set
+    Dashset,
+}
 
-/// A filter used from one thread.
-pub trait Local {
-    /// Display name, as used in benchmark ids and tables.
-    fn name(&self) -> &'static str;
-    /// Inserts `key`; false when the filter refused it.
-    fn insert(&mut self, key: u64) -> bool;
+/// The operations a peer can be measured doing.
+#[derive(Clone, Copy, Debug)]
+pub struct Ops {
+    pub insert: bool,
+    pub contains: bool,
+    pub remove: bool,
+}
+
+const ALL: Ops = Ops { insert: true, contains: true, remove: true };
+
+/// What a peer is built for: `items` of capacity (the item count a Bloom filter expects), and
+/// the false-positive rate that the peers sized by a rate (Bloom, scalable) are built for.
+#[derive(Clone, Copy, Debug)]
+pub struct Sizing {
+    pub items: usize,
+    pub fp: f64,
+}
+
+impl Sizing {
+    /// `items`, with the rate peers sized by a rate get: ours at `items` (see [`expected_fpr`]).
+    pub fn like_ours(items: usize) -> Self {
+        Self { items, fp: expected_fpr(items) }
+    }
+}
+
+/// Our expected false-positive rate holding `items` in a filter built for them.
+pub fn expected_fpr(items: usize) -> f64 {
+    let lanes = CuckooFilter::with_capacity(items).bucket_count() * 4;
+    fpr_at_load(items as f64 / lanes as f64)
+}
+
+/// Our expected false-positive rate at `load` (items over lanes): a lookup compares the 8 lanes
+/// of two buckets, each fingerprint matching an absent key's 1 time in 65532.
+pub fn fpr_at_load(load: f64) -> f64 {
+    8.0 * load / 65532.0
+}
+
+/// What a tool does with one peer, written once over the peer's type ([`Peer::visit`] calls the
+/// method its kind of filter needs, with a constructor of fresh empty filters).
+pub trait Visit: Sized {
+    type Output;
+    /// A filter used from one thread only.
+    fn local<F: Local, M: Fn() -> F>(self, peer: Peer, make: M) -> Self::Output;
+    /// A single-threaded filter that threads may share behind a lock ([`Locked`]).
+    fn lockable<F: Local + Send + Sync, M: Fn() -> F>(self, peer: Peer, make: M) -> Self::Output {
+        self.local(peer, make)
+    }
+    /// A concurrent filter.
+    fn shared<F: Shared, M: Fn() -> F>(self, peer: Peer, make: M) -> Self::Output {
+        self.local(peer, make)
+    }
+}
+
+impl Peer {
+    /// Name in tables, benchmark ids and records.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Ours => "lockfree-cuckoo",
+            Self::OursBatch => "lockfree-cuckoo batch",
+            Self::Floor => "two-read floor",
+            Self::FloorBatch => "two-read floor batch",
+            Self::CasFloor => "one-CAS floor",
+            Self::CfAhash => "cuckoofilter+ahash",
+            Self::Cf => "cuckoofilter",
+            Self::Acf => "atomic-cuckoo-filter",
+            Self::Fastbloom => "fastbloom (atomic)",
+            Self::Scalable => "scalable_cuckoo_filter",
+            Self::Dashset => "DashSet<u64>",
+        }
+    }
+
+    /// Name on the paper's figures and in their CSV files: the crate's, as the paper's legends
+    /// name systems.
+    pub fn legend(self) -> &'static str {
+        match self {
+            Self::Fastbloom => "fastbloom",
+            Self::Dashset => "dashmap",
+            peer => peer.base().name(),
+        }
+    }
+
+    /// The peer whose legend is `legend`.
+    pub fn by_legend(legend: &str) -> Option<Self> {
+        Self::value_variants().iter().copied().find(|peer| peer.legend() == legend)
+    }
+
+    /// Its command-line name.
+    pub fn key(self) -> String {
+        self.to_possible_value().expect("no peer is skipped").get_name().to_owned()
+    }
+
+    /// Every peer `keep` keeps, in the registry's order: a tool's subset.
+    pub fn matching(keep: impl Fn(Peer) -> bool) -> Vec<Peer> {
+        Self::value_variants().iter().copied().filter(|&peer| keep(peer)).collect()
+    }
+
+    /// A clap value parser that takes the command-line names of `peers` only: a tool's subset.
+    pub fn parser(peers: &[Peer]) -> impl TypedValueParser<Value = Peer> {
+        PossibleValuesParser::new(peers.iter().filter_map(ValueEnum::to_possible_value))
+            .map(|name| Peer::from_str(&name, false).expect("one of the possible values"))
+    }
+
+    /// The operations it can be measured doing.
+    pub fn ops(self) -> Ops {
+        match self.base() {
+            Self::Floor => Ops { insert: false, contains: true, remove: false },
+            Self::CasFloor => Ops { insert: true, contains: false, remove: true },
+            Self::Fastbloom => Ops { remove: false, ..ALL },
+            _ => ALL,
+        }
+    }
+
+    /// The same filter through its batch calls, where it has them.
+    pub fn batch(self) -> Option<Self> {
+        match self {
+            Self::Ours => Some(Self::OursBatch),
+            Self::Floor => Some(Self::FloorBatch),
+            _ => None,
+        }
+    }
+
+    /// Whether this is a filter driven through its batch calls.
+    pub fn batched(self) -> bool {
+        self.base() != self
+    }
+
+    /// The filter it drives: itself, or for a batched peer, the unbatched one.
+    pub fn base(self) -> Self {
+        match self {
+            Self::OursBatch => Self::Ours,
+            Self::FloorBatch => Self::Floor,
+            peer => peer,
+        }
+    }
+
+    /// Builds the peer for `size` and hands it to `visit`. The floors' arrays are as large as
+    /// our table for the same items.
+    pub fn visit<V: Visit>(self, size: Sizing, visit: V) -> V::Output {
+        let Sizing { items, fp } = size;
+        let words = || CuckooFilter::with_capacity(items).bucket_count();
+        match self.base() {
+            Self::Ours => visit.shared(self, || Ours::new(items)),
+            Self::Floor => visit.shared(self, || Floor::new(words())),
+            Self::CasFloor => visit.shared(self, || CasFloor::new(words())),
+            Self::CfAhash => visit.lockable(self, || CfAhash::new(items)),
+            Self::Cf => visit.lockable(self, || CfSip::new(items)),
+            Self::Acf => visit.shared(self, || Acf::new(items)),
+            Self::Fastbloom => visit.shared(self, || Bloom::new(items, fp)),
+            Self::Scalable => visit.local(self, || Scalable::new(items, fp)),
+            Self::Dashset => visit.shared(self, || Dash::new(items)),
+            Self::OursBatch | Self::FloorBatch => unreachable!("base() is never batched"),
+        }
+    }
+}
+
+/// What every filter answers through `&self`.
+pub trait Filter {
     /// Whether `key` may be present.
     fn contains(&self, key: u64) -> bool;
-    /// Removes `key`; peers without removal return false.
-    fn remove(&mut self, key: u64) -> bool;
-    /// Whether [`remove`](Self::remove) is supported.
-    fn removes(&self) -> bool {
-        true
+    /// Each of `keys` looked up into `out`: one [`contains`](Self::contains) a key, unless the
+    /// filter has a batch call ([`Peer::batch`]).
+    #[inline]
+    fn contains_batch(&self, keys: &[u64], out: &mut [bool]) {
+        keys.iter().zip(out).for_each(|(k, o)| *o = self.contains(*k));
     }
     /// Bytes the filter occupies, from its own API where it has one (see each impl).
     fn bytes(&self) -> usize;
+    /// Bytes of its table alone: the numerator of bits per item.
+    fn table_bytes(&self) -> usize;
+    /// Items at 100% occupancy: fingerprint slots for a cuckoo filter, the item count a Bloom
+    /// filter was sized for.
+    fn slots(&self) -> u64;
+}
+
+/// A filter used from one thread.
+pub trait Local: Filter {
+    /// Inserts `key`; false when the filter refused it.
+    fn insert(&mut self, key: u64) -> bool;
+    /// Removes `key`; false when it found none (or cannot remove, see [`Peer::ops`]).
+    fn remove(&mut self, key: u64) -> bool;
+    /// Inserts `keys`, returns how many it stored: one [`insert`](Self::insert) a key, unless
+    /// the filter has a batch call.
+    #[inline]
+    fn insert_batch(&mut self, keys: &[u64]) -> usize {
+        keys.iter().filter(|&&k| self.insert(k)).count()
+    }
     /// Inserts `PRESENT` keys `0..items` from empty; returns how many were refused.
     fn fill(&mut self, items: usize) -> usize {
         (0..items as u64).filter(|&i| !self.insert(key(PRESENT, i))).count()
     }
+    /// [`fill`](Self::fill) through [`insert_batch`](Self::insert_batch), 1024 keys a call.
+    fn fill_batched(&mut self, items: usize) -> usize {
+        let mut refused = 0;
+        let mut chunk = Vec::with_capacity(1024);
+        for lo in (0..items as u64).step_by(1024) {
+            chunk.clear();
+            chunk.extend((lo..(lo + 1024).min(items as u64)).map(|i| key(PRESENT, i)));
+            refused += chunk.len() - self.insert_batch(&chunk);
+        }
+        refused
+    }
 }
 
 /// A filter shared by threads through `&self`.
-pub trait Shared: Sync {
-    /// Display name.
-    fn name(&self) -> &'static str;
+pub trait Shared: Filter + Sync {
     /// Inserts `key`; false when refused.
     fn insert(&self, key: u64) -> bool;
-    /// Whether `key` may be present.
-    fn contains(&self, key: u64) -> bool;
-    /// Removes `key`; peers without removal return false.
+    /// Removes `key`; false when it found none (or cannot remove, see [`Peer::ops`]).
     fn remove(&self, key: u64) -> bool;
-    /// Whether [`remove`](Self::remove) is supported.
-    fn removes(&self) -> bool {
-        true
+    /// As [`Local::insert_batch`].
+    #[inline]
+    fn insert_batch(&self, keys: &[u64]) -> usize {
+        keys.iter().filter(|&&k| self.insert(k)).count()
     }
-    /// Bytes the filter occupies, from its own API where it has one (see each impl).
-    fn bytes(&self) -> usize;
 }
 
 /// A filter threads can share is usable from one thread too: `&mut self` goes through `&self`.
 impl<T: Shared> Local for T {
-    fn name(&self) -> &'static str {
-        Shared::name(self)
-    }
     #[inline]
     fn insert(&mut self, key: u64) -> bool {
         Shared::insert(self, key)
     }
     #[inline]
-    fn contains(&self, key: u64) -> bool {
-        Shared::contains(self, key)
-    }
-    #[inline]
     fn remove(&mut self, key: u64) -> bool {
         Shared::remove(self, key)
     }
-    fn removes(&self) -> bool {
-        Shared::removes(self)
-    }
-    fn bytes(&self) -> usize {
-        Shared::bytes(self)
+    #[inline]
+    fn insert_batch(&mut self, keys: &[u64]) -> usize {
+        Shared::insert_batch(self, keys)
     }
 }
 
@@ -92,24 +297,97 @@ impl Ours {
     }
 }
 
-impl Shared for Ours {
-    fn name(&self) -> &'static str {
-        "lockfree-cuckoo"
-    }
-    #[inline]
-    fn insert(&self, key: u64) -> bool {
-        self.0.insert(&key).is_ok()
-    }
+impl Filter for Ours {
     #[inline]
     fn contains(&self, key: u64) -> bool {
         self.0.contains(&key)
     }
     #[inline]
-    fn remove(&self, key: u64) -> bool {
-        self.0.remove(&key)
+    fn contains_batch(&self, keys: &[u64], out: &mut [bool]) {
+        self.0.contains_batch(keys, out);
     }
     fn bytes(&self) -> usize {
         self.0.memory_usage()
+    }
+    fn table_bytes(&self) -> usize {
+        self.0.bucket_count() * 8
+    }
+    fn slots(&self) -> u64 {
+        self.0.bucket_count() as u64 * 4
+    }
+}
+
+impl Shared for Ours {
+    #[inline]
+    fn insert(&self, key: u64) -> bool {
+        self.0.insert(&key).is_ok()
+    }
+    #[inline]
+    fn remove(&self, key: u64) -> bool {
+        self.0.remove(&key)
+    }
+    #[inline]
+    fn insert_batch(&self, keys: &[u64]) -> usize {
+        self.0.insert_batch(keys)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The floors (crate::floor): lookups only, or writes only
+
+impl Filter for Floor {
+    #[inline]
+    fn contains(&self, key: u64) -> bool {
+        Floor::contains(self, key)
+    }
+    #[inline]
+    fn contains_batch(&self, keys: &[u64], out: &mut [bool]) {
+        Floor::contains_batch(self, keys, out);
+    }
+    fn bytes(&self) -> usize {
+        self.words() * 8
+    }
+    fn table_bytes(&self) -> usize {
+        self.words() * 8
+    }
+    fn slots(&self) -> u64 {
+        self.words() as u64 * 4
+    }
+}
+
+impl Shared for Floor {
+    fn insert(&self, _key: u64) -> bool {
+        true
+    }
+    fn remove(&self, _key: u64) -> bool {
+        false
+    }
+}
+
+impl Filter for CasFloor {
+    /// Never asked ([`Peer::ops`]): the one-CAS floor has no lookup.
+    fn contains(&self, _key: u64) -> bool {
+        false
+    }
+    fn bytes(&self) -> usize {
+        self.words() * 8
+    }
+    fn table_bytes(&self) -> usize {
+        self.words() * 8
+    }
+    fn slots(&self) -> u64 {
+        self.words() as u64 * 4
+    }
+}
+
+impl Shared for CasFloor {
+    #[inline]
+    fn insert(&self, key: u64) -> bool {
+        self.write(key)
+    }
+    #[inline]
+    fn remove(&self, key: u64) -> bool {
+        self.write(key)
     }
 }
 
@@ -120,7 +398,6 @@ impl Shared for Ours {
 /// count, random-walk inserts of up to 500 kicks; `RwLock`-wrapped for [`Shared`].
 pub struct Cf<H> {
     pub inner: cuckoofilter::CuckooFilter<H>,
-    name: &'static str,
     /// Fingerprint slots of its table: its constructor's own rounding, the next power of two
     /// of the capacity (at least four), four to a bucket.
     pub slots: u64,
@@ -129,41 +406,35 @@ pub struct Cf<H> {
 /// `cuckoofilter` with its default hasher (SipHash-1-3 via `std`'s `DefaultHasher`).
 pub type CfSip = Cf<std::collections::hash_map::DefaultHasher>;
 /// `cuckoofilter` with `ahash::AHasher`.
-pub type CfAhash = Cf<AHasher>;
+pub type CfAhash = Cf<ahash::AHasher>;
 
 impl<H: Hasher + Default> Cf<H> {
-    fn named(capacity: usize, name: &'static str) -> Self {
+    pub fn new(capacity: usize) -> Self {
         let slots = capacity.next_power_of_two().max(4) as u64;
-        Self { inner: cuckoofilter::CuckooFilter::with_capacity(capacity), name, slots }
+        Self { inner: cuckoofilter::CuckooFilter::with_capacity(capacity), slots }
     }
 }
 
-impl CfSip {
-    pub fn new(capacity: usize) -> Self {
-        Self::named(capacity, "cuckoofilter")
+impl<H: Hasher + Default> Filter for Cf<H> {
+    #[inline]
+    fn contains(&self, key: u64) -> bool {
+        self.inner.contains(&key)
     }
-}
-
-impl CfAhash {
-    pub fn new(capacity: usize) -> Self {
-        Self::named(capacity, "cuckoofilter+ahash")
+    fn bytes(&self) -> usize {
+        self.inner.memory_usage()
+    }
+    fn table_bytes(&self) -> usize {
+        self.inner.memory_usage()
+    }
+    fn slots(&self) -> u64 {
+        self.slots
     }
 }
 
 impl<H: Hasher + Default> Local for Cf<H> {
-    fn bytes(&self) -> usize {
-        self.inner.memory_usage()
-    }
-    fn name(&self) -> &'static str {
-        self.name
-    }
     #[inline]
     fn insert(&mut self, key: u64) -> bool {
         self.inner.add(&key).is_ok()
-    }
-    #[inline]
-    fn contains(&self, key: u64) -> bool {
-        self.inner.contains(&key)
     }
     #[inline]
     fn remove(&mut self, key: u64) -> bool {
@@ -174,32 +445,37 @@ impl<H: Hasher + Default> Local for Cf<H> {
 /// A single-threaded peer behind a `RwLock`: reads share the lock, writes take it exclusively.
 pub struct Locked<T>(pub RwLock<T>);
 
-impl<T: Local + Send + Sync> Shared for Locked<T> {
-    fn name(&self) -> &'static str {
-        match self.0.read().unwrap().name() {
-            "cuckoofilter" => "RwLock<cuckoofilter>",
-            "cuckoofilter+ahash" => "RwLock<cuckoofilter+ahash>",
-            _ => "RwLock<peer>",
-        }
+impl<T> Locked<T> {
+    pub fn new(filter: T) -> Self {
+        Self(RwLock::new(filter))
     }
+}
+
+impl<T: Local + Send + Sync> Filter for Locked<T> {
+    #[inline]
+    fn contains(&self, key: u64) -> bool {
+        self.0.read().unwrap().contains(key)
+    }
+    /// The wrapped filter's (the lock itself not counted).
+    fn bytes(&self) -> usize {
+        self.0.read().unwrap().bytes()
+    }
+    fn table_bytes(&self) -> usize {
+        self.0.read().unwrap().table_bytes()
+    }
+    fn slots(&self) -> u64 {
+        self.0.read().unwrap().slots()
+    }
+}
+
+impl<T: Local + Send + Sync> Shared for Locked<T> {
     #[inline]
     fn insert(&self, key: u64) -> bool {
         self.0.write().unwrap().insert(key)
     }
     #[inline]
-    fn contains(&self, key: u64) -> bool {
-        self.0.read().unwrap().contains(key)
-    }
-    #[inline]
     fn remove(&self, key: u64) -> bool {
         self.0.write().unwrap().remove(key)
-    }
-    fn removes(&self) -> bool {
-        self.0.read().unwrap().removes()
-    }
-    /// The wrapped filter's (the lock itself not counted).
-    fn bytes(&self) -> usize {
-        self.0.read().unwrap().bytes()
     }
 }
 
@@ -217,25 +493,32 @@ impl Acf {
     }
 }
 
-impl Shared for Acf {
-    fn name(&self) -> &'static str {
-        "atomic-cuckoo-filter"
+impl Filter for Acf {
+    #[inline]
+    fn contains(&self, key: u64) -> bool {
+        self.0.contains(&key)
     }
+    /// Its table and its struct (it has no memory API).
+    fn bytes(&self) -> usize {
+        self.table_bytes() + std::mem::size_of_val(&self.0)
+    }
+    /// `capacity()` slots of 16 bits, packed four to a bucket with no padding.
+    fn table_bytes(&self) -> usize {
+        self.0.capacity() * 2
+    }
+    fn slots(&self) -> u64 {
+        self.0.capacity() as u64
+    }
+}
+
+impl Shared for Acf {
     #[inline]
     fn insert(&self, key: u64) -> bool {
         self.0.insert(&key).is_ok()
     }
     #[inline]
-    fn contains(&self, key: u64) -> bool {
-        self.0.contains(&key)
-    }
-    #[inline]
     fn remove(&self, key: u64) -> bool {
         self.0.remove(&key)
-    }
-    /// Its table: `capacity()` slots of 16 bits (it has no memory API).
-    fn bytes(&self) -> usize {
-        self.0.capacity() * 2 + std::mem::size_of_val(&self.0)
     }
 }
 
@@ -258,10 +541,23 @@ impl Bloom {
     }
 }
 
-impl Shared for Bloom {
-    fn name(&self) -> &'static str {
-        "fastbloom (atomic)"
+impl Filter for Bloom {
+    #[inline]
+    fn contains(&self, key: u64) -> bool {
+        self.inner.contains(&key)
     }
+    fn bytes(&self) -> usize {
+        self.table_bytes() + std::mem::size_of_val(&self.inner)
+    }
+    fn table_bytes(&self) -> usize {
+        self.inner.num_bits() / 8
+    }
+    fn slots(&self) -> u64 {
+        self.items as u64
+    }
+}
+
+impl Shared for Bloom {
     #[inline]
     fn insert(&self, key: u64) -> bool {
         // `insert` reports whether the key was (probably) present already; a Bloom filter
@@ -269,27 +565,21 @@ impl Shared for Bloom {
         self.inner.insert(&key);
         true
     }
-    #[inline]
-    fn contains(&self, key: u64) -> bool {
-        self.inner.contains(&key)
-    }
     fn remove(&self, _key: u64) -> bool {
         false
-    }
-    fn removes(&self) -> bool {
-        false
-    }
-    fn bytes(&self) -> usize {
-        self.inner.num_bits() / 8 + std::mem::size_of_val(&self.inner)
     }
 }
 
 // ---------------------------------------------------------------------------------------------
 // scalable_cuckoo_filter 0.5 (single-threaded, grows)
 
-/// `scalable_cuckoo_filter::ScalableCuckooFilter<u64>` with its defaults (SipHash-1-3) but the
-/// initial capacity and false-positive rate given; it never refuses, it adds a larger table.
-pub struct Scalable(pub scalable_cuckoo_filter::ScalableCuckooFilter<u64>);
+/// `scalable_cuckoo_filter::ScalableCuckooFilter<u64>` with its defaults (SipHash-1-3, `rand`'s
+/// thread-local generator for its kicks) but the initial capacity and false-positive rate
+/// given; it never refuses, it adds a larger table. With a seeded generator
+/// ([`Scalable::seeded`]) it can be shared behind a lock.
+pub struct Scalable<R = scalable_cuckoo_filter::DefaultRng>(
+    pub scalable_cuckoo_filter::ScalableCuckooFilter<u64, scalable_cuckoo_filter::DefaultHasher, R>,
+);
 
 impl Scalable {
     pub fn new(capacity: usize, fp: f64) -> Self {
@@ -297,21 +587,42 @@ impl Scalable {
     }
 }
 
-impl Local for Scalable {
+impl Scalable<rand::rngs::SmallRng> {
+    /// Kicks drawn from a `SmallRng` seeded with `seed`: the default thread-local generator
+    /// cannot move between threads at all.
+    pub fn seeded(capacity: usize, fp: f64, seed: u64) -> Self {
+        use rand::SeedableRng;
+        Self(
+            scalable_cuckoo_filter::ScalableCuckooFilterBuilder::new()
+                .initial_capacity(capacity)
+                .false_positive_probability(fp)
+                .rng(rand::rngs::SmallRng::seed_from_u64(seed))
+                .finish(),
+        )
+    }
+}
+
+impl<R: rand::Rng> Filter for Scalable<R> {
+    #[inline]
+    fn contains(&self, key: u64) -> bool {
+        self.0.contains(&key)
+    }
     fn bytes(&self) -> usize {
-        (self.0.bits() / 8) as usize + std::mem::size_of_val(&self.0)
+        self.table_bytes() + std::mem::size_of_val(&self.0)
     }
-    fn name(&self) -> &'static str {
-        "scalable_cuckoo_filter"
+    fn table_bytes(&self) -> usize {
+        (self.0.bits() / 8) as usize
     }
+    fn slots(&self) -> u64 {
+        self.0.capacity() as u64
+    }
+}
+
+impl<R: rand::Rng> Local for Scalable<R> {
     #[inline]
     fn insert(&mut self, key: u64) -> bool {
         self.0.insert(&key);
         true
-    }
-    #[inline]
-    fn contains(&self, key: u64) -> bool {
-        self.0.contains(&key)
     }
     #[inline]
     fn remove(&mut self, key: u64) -> bool {
@@ -331,26 +642,80 @@ impl Dash {
     }
 }
 
-impl Shared for Dash {
-    fn name(&self) -> &'static str {
-        "DashSet<u64>"
+impl Filter for Dash {
+    #[inline]
+    fn contains(&self, key: u64) -> bool {
+        self.0.contains(&key)
     }
+    /// Estimated (no memory API): hashbrown keeps capacity * 8/7 buckets of an 8-byte entry
+    /// and a control byte.
+    fn bytes(&self) -> usize {
+        self.0.capacity() * 8 / 7 * 9
+    }
+    fn table_bytes(&self) -> usize {
+        self.bytes()
+    }
+    fn slots(&self) -> u64 {
+        self.0.capacity() as u64
+    }
+}
+
+impl Shared for Dash {
     #[inline]
     fn insert(&self, key: u64) -> bool {
         self.0.insert(key);
         true
     }
     #[inline]
-    fn contains(&self, key: u64) -> bool {
-        self.0.contains(&key)
-    }
-    #[inline]
     fn remove(&self, key: u64) -> bool {
         self.0.remove(&key).is_some()
     }
-    /// Estimated (no memory API): hashbrown keeps capacity * 8/7 buckets of an 8-byte entry
-    /// and a control byte.
-    fn bytes(&self) -> usize {
-        self.0.capacity() * 8 / 7 * 9
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Fills and checks every peer, through the same visitor every tool uses.
+    struct Check;
+
+    impl Visit for Check {
+        type Output = ();
+        fn local<F: Local, M: Fn() -> F>(self, peer: Peer, make: M) {
+            let mut filter = make();
+            let ops = peer.ops();
+            if ops.insert {
+                let refused =
+                    if peer.batched() { filter.fill_batched(1000) } else { filter.fill(1000) };
+                assert_eq!(refused, 0, "{}", peer.name());
+            }
+            if ops.contains && ops.insert {
+                let keys: Vec<u64> = (0..1000).map(|i| key(PRESENT, i)).collect();
+                let mut out = vec![false; keys.len()];
+                filter.contains_batch(&keys, &mut out);
+                assert!(out.iter().all(|&hit| hit), "{}", peer.name());
+            }
+            if ops.remove && ops.contains {
+                assert!(filter.remove(key(PRESENT, 0)), "{}", peer.name());
+            }
+            assert!(filter.bytes() > 0 && filter.slots() > 0, "{}", peer.name());
+        }
+    }
+
+    #[test]
+    fn every_peer_is_built_filled_and_found() {
+        for &peer in Peer::value_variants() {
+            peer.visit(Sizing::like_ours(2000), Check);
+        }
+    }
+
+    #[test]
+    fn names_and_legends_lead_back_to_their_peer() {
+        for &peer in Peer::value_variants() {
+            assert_eq!(Peer::from_str(&peer.key(), false), Ok(peer));
+            assert_eq!(Peer::by_legend(peer.legend()), Some(peer.base()));
+        }
+        assert_eq!(Peer::Fastbloom.legend(), "fastbloom");
+        assert_eq!(Peer::Ours.batch().map(Peer::batched), Some(true));
     }
 }

@@ -4,7 +4,7 @@
 //! |---|---|---|
 //! | `LFC_BENCH_SMALL` | 58000 | items of the cache-resident size (0: skip) |
 //! | `LFC_BENCH_LARGE` | 120000000 | items of the DRAM-resident size (0: skip) |
-//! | `LFC_BENCH_PEERS` | all | comma list of peer keys (see [`PEERS`]) |
+//! | `LFC_BENCH_PEERS` | all | comma list of peers' command-line names (see [`peers`]) |
 //! | `LFC_BENCH_GROUPS` | all | comma list of `contains,batch,threads,mixed,insert,remove` |
 //! | `LFC_BENCH_SECS` | 2 | criterion measurement time per benchmark, seconds |
 //! | `LFC_BENCH_WARMUP` | 0.5 | criterion warm-up time per benchmark, seconds |
@@ -16,22 +16,27 @@
 pub(crate) mod single;
 pub(crate) mod threads;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use criterion::{measurement::WallTime, BenchmarkGroup, Criterion};
 use lockfree_cuckoo_eval::keys::{self, key, PRESENT};
-use lockfree_cuckoo_eval::peers::Local;
+use lockfree_cuckoo_eval::peers::{expected_fpr, Local, Locked, Peer, Shared, Sizing, Visit};
 
-/// Peer keys accepted by `LFC_BENCH_PEERS`, in run order.
-pub(crate) const PEERS: &[&str] =
-    &["ours", "floor", "cf-ahash", "cf", "acf", "fastbloom", "scalable", "dashset"];
+/// The peers `LFC_BENCH_PEERS` may name, in run order: every peer that looks up (ours and the
+/// floor with their batched lookups, in the same runs).
+fn peers() -> Vec<Peer> {
+    Peer::matching(|peer| !peer.batched() && peer.ops().contains)
+}
+
+/// The groups `LFC_BENCH_GROUPS` may name.
+const GROUPS: &[&str] = &["contains", "batch", "threads", "mixed", "insert", "remove"];
 
 /// What to run.
 #[derive(Clone, Debug)]
 pub(crate) struct Config {
     pub(crate) small: usize,
     pub(crate) large: usize,
-    pub(crate) peers: Vec<String>,
+    pub(crate) peers: Vec<Peer>,
     pub(crate) groups: Vec<String>,
     pub(crate) measure: Duration,
     pub(crate) warm_up: Duration,
@@ -44,16 +49,19 @@ fn env_num(name: &str, default: f64) -> f64 {
     }
 }
 
-fn env_list(name: &str, all: &[&str]) -> Vec<String> {
+/// The comma list in variable `name`, each item one of `all` (by `name_of`); all by default.
+fn env_list<T: Copy>(name: &str, all: &[T], name_of: impl Fn(T) -> String) -> Vec<T> {
+    let names: Vec<String> = all.iter().map(|&item| name_of(item)).collect();
     match std::env::var(name) {
-        Ok(v) if !v.trim().is_empty() => {
-            let list: Vec<String> = v.split(',').map(|s| s.trim().to_string()).collect();
-            for item in &list {
-                assert!(all.contains(&item.as_str()), "{name}: unknown `{item}`, expected {all:?}");
-            }
-            list
-        }
-        _ => all.iter().map(|s| s.to_string()).collect(),
+        Ok(v) if !v.trim().is_empty() => v
+            .split(',')
+            .map(|item| {
+                let item = item.trim();
+                let at = names.iter().position(|n| n == item);
+                all[at.unwrap_or_else(|| panic!("{name}: unknown `{item}`, expected {names:?}"))]
+            })
+            .collect(),
+        _ => all.to_vec(),
     }
 }
 
@@ -62,18 +70,14 @@ impl Config {
         Self {
             small: env_num("LFC_BENCH_SMALL", 58_000.0) as usize,
             large: env_num("LFC_BENCH_LARGE", 120_000_000.0) as usize,
-            peers: env_list("LFC_BENCH_PEERS", PEERS),
-            groups: env_list(
-                "LFC_BENCH_GROUPS",
-                &["contains", "batch", "threads", "mixed", "insert", "remove"],
-            ),
+            peers: env_list("LFC_BENCH_PEERS", &peers(), Peer::key),
+            groups: env_list("LFC_BENCH_GROUPS", GROUPS, str::to_owned)
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
             measure: Duration::from_secs_f64(env_num("LFC_BENCH_SECS", 2.0)),
             warm_up: Duration::from_secs_f64(env_num("LFC_BENCH_WARMUP", 0.5)),
         }
-    }
-
-    pub(crate) fn peer(&self, key: &str) -> bool {
-        self.peers.iter().any(|p| p == key)
     }
 
     pub(crate) fn group(&self, key: &str) -> bool {
@@ -116,7 +120,7 @@ impl Size {
         let ours = lockfree_cuckoo::CuckooFilter::with_capacity(n);
         let lanes = ours.bucket_count() * 4;
         let fill = (lanes as f64 * 0.90) as usize;
-        let fp = 8.0 * (n as f64 / lanes as f64) / 65532.0;
+        let fp = expected_fpr(n);
         // Cache-resident: a query stream that stays in L2 beside the table; DRAM: 32 MiB.
         let len = if n < 1_000_000 { 1 << 14 } else { 1 << 22 };
         let queries = PERCENTS.map(|p| keys::queries(len, fill, p, u64::from(p) + 7));
@@ -149,195 +153,112 @@ fn fill_with(count: usize, threads: usize, insert: impl Fn(u64) -> bool + Sync) 
     })
 }
 
-fn fill_local<P: Local>(filter: &mut P, count: usize) -> usize {
-    (0..count as u64).filter(|&i| !filter.insert(key(PRESENT, i))).count()
-}
-
-fn report_fill(size: &Size, name: &str, refused: usize, start: std::time::Instant) {
-    eprintln!(
-        "[setup] {}: {name} holds {} items ({refused} refused) after {:.1} s",
-        size.label,
-        size.fill,
-        start.elapsed().as_secs_f64()
-    );
-}
-
 /// Every group of `size`, peer by peer: each peer is built and filled once, measured, dropped.
-pub(crate) fn run(c: &mut criterion::Criterion, cfg: &Config, size: &Size) {
-    use lockfree_cuckoo_eval::floor::Floor;
-    use lockfree_cuckoo_eval::peers::*;
-    use std::time::Instant;
-    let dram_fills = std::env::var_os("LFC_BENCH_DRAM_FILLS").is_some();
-    let fills = size.n < 1_000_000 || dram_fills;
-    let threads = fill_threads(size);
-    for peer in PEERS.iter().filter(|p| cfg.peer(p)) {
+pub(crate) fn run(c: &mut Criterion, cfg: &Config, size: &Size) {
+    for &peer in &cfg.peers {
+        peer.visit(Sizing { items: size.n, fp: size.fp }, Groups { c: &mut *c, cfg, size });
+    }
+}
+
+/// The groups of one peer at one size, as far as the peer can do them ([`Peer::ops`]).
+struct Groups<'a> {
+    c: &'a mut Criterion,
+    cfg: &'a Config,
+    size: &'a Size,
+}
+
+impl Groups<'_> {
+    /// A filter from `make`, filled with the size's items through `fill` (which returns the
+    /// refusals) where the peer inserts; construction and fill are timed together.
+    fn filled<F>(&self, peer: Peer, make: impl Fn() -> F, fill: impl FnOnce(&mut F) -> usize) -> F {
         let start = Instant::now();
-        match *peer {
-            "ours" => {
-                let filter = Ours::new(size.n);
-                let refused = fill_with(size.fill, threads, |k| Shared::insert(&filter, k));
-                report_fill(size, "ours", refused, start);
-                if cfg.group("contains") {
-                    single::contains(c, cfg, size, "lockfree-cuckoo", |k| filter.0.contains(&k));
-                }
-                if cfg.group("batch") {
-                    single::contains_batch(c, cfg, size, "lockfree-cuckoo batch", |k, o| {
-                        filter.0.contains_batch(k, o)
-                    });
-                }
-                if cfg.group("threads") {
-                    threads::contains(c, cfg, size, &filter);
-                }
-                if cfg.group("mixed") {
-                    let failures = threads::mixed(c, cfg, size, &filter);
-                    eprintln!("[mixed] ours: {failures} failed inserts/removes");
-                }
-                drop(filter);
-                if fills && cfg.group("insert") {
-                    single::insert(c, cfg, size, || Ours::new(size.n));
-                    single::insert_batch(c, cfg, size);
-                }
-                if fills && cfg.group("remove") {
-                    single::remove(c, cfg, size, || Ours::new(size.n));
-                }
-            }
-            "floor" => {
-                let floor = Floor::new(size.table_bytes / 8);
-                if cfg.group("contains") {
-                    single::contains(c, cfg, size, "two-read floor", |k| floor.contains(k));
-                }
-                if cfg.group("batch") {
-                    single::contains_batch(c, cfg, size, "two-read floor batch", |k, o| {
-                        floor.contains_batch(k, o)
-                    });
-                }
-                if cfg.group("threads") {
-                    threads::contains(c, cfg, size, &floor);
-                }
-            }
-            "cf-ahash" | "cf" => {
-                fn local<P: Local + Send + Sync>(
-                    c: &mut criterion::Criterion,
-                    cfg: &Config,
-                    size: &Size,
-                    mut filter: P,
-                    fills: bool,
-                    make: impl Fn() -> P,
-                ) {
-                    let start = Instant::now();
-                    let refused = fill_local(&mut filter, size.fill);
-                    report_fill(size, filter.name(), refused, start);
-                    if cfg.group("contains") {
-                        let name = filter.name();
-                        single::contains(c, cfg, size, name, |k| filter.contains(k));
-                    }
-                    let locked = Locked(std::sync::RwLock::new(filter));
-                    if cfg.group("threads") {
-                        threads::contains(c, cfg, size, &locked);
-                    }
-                    if cfg.group("mixed") {
-                        let failures = threads::mixed(c, cfg, size, &locked);
-                        eprintln!(
-                            "[mixed] {}: {failures} failed inserts/removes",
-                            Shared::name(&locked)
-                        );
-                    }
-                    drop(locked);
-                    if fills && cfg.group("insert") {
-                        single::insert(c, cfg, size, &make);
-                    }
-                    if fills && cfg.group("remove") {
-                        single::remove(c, cfg, size, &make);
-                    }
-                }
-                if *peer == "cf" {
-                    local(c, cfg, size, CfSip::new(size.n), fills, || CfSip::new(size.n));
-                } else {
-                    local(c, cfg, size, CfAhash::new(size.n), fills, || CfAhash::new(size.n));
-                }
-            }
-            "acf" => {
-                let filter = Acf::new(size.n);
-                let refused = fill_with(size.fill, threads, |k| Shared::insert(&filter, k));
-                report_fill(size, "acf", refused, start);
-                if cfg.group("contains") {
-                    single::contains(c, cfg, size, "atomic-cuckoo-filter", |k| {
-                        filter.0.contains(&k)
-                    });
-                }
-                if cfg.group("threads") {
-                    threads::contains(c, cfg, size, &filter);
-                }
-                if cfg.group("mixed") {
-                    let failures = threads::mixed(c, cfg, size, &filter);
-                    eprintln!("[mixed] acf: {failures} failed inserts/removes");
-                }
-                drop(filter);
-                if fills && cfg.group("insert") {
-                    single::insert(c, cfg, size, || Acf::new(size.n));
-                }
-                if fills && cfg.group("remove") {
-                    single::remove(c, cfg, size, || Acf::new(size.n));
-                }
-            }
-            "fastbloom" => {
-                let filter = Bloom::new(size.n, size.fp);
-                let refused = fill_with(size.fill, threads, |k| Shared::insert(&filter, k));
-                report_fill(size, "fastbloom", refused, start);
-                if cfg.group("contains") {
-                    single::contains(c, cfg, size, "fastbloom (atomic)", |k| {
-                        filter.inner.contains(&k)
-                    });
-                }
-                if cfg.group("threads") {
-                    threads::contains(c, cfg, size, &filter);
-                }
-                drop(filter);
-                if fills && cfg.group("insert") {
-                    single::insert(c, cfg, size, || Bloom::new(size.n, size.fp));
-                }
-            }
-            "scalable" => {
-                let mut filter = Scalable::new(size.n, size.fp);
-                let refused = fill_local(&mut filter, size.fill);
-                report_fill(size, "scalable", refused, start);
-                if cfg.group("contains") {
-                    single::contains(c, cfg, size, "scalable_cuckoo_filter", |k| {
-                        filter.0.contains(&k)
-                    });
-                }
-                drop(filter);
-                if fills && cfg.group("insert") {
-                    single::insert(c, cfg, size, || Scalable::new(size.n, size.fp));
-                }
-                if fills && cfg.group("remove") {
-                    single::remove(c, cfg, size, || Scalable::new(size.n, size.fp));
-                }
-            }
-            "dashset" => {
-                let set = Dash::new(size.n);
-                let refused = fill_with(size.fill, threads, |k| Shared::insert(&set, k));
-                report_fill(size, "dashset", refused, start);
-                if cfg.group("contains") {
-                    single::contains(c, cfg, size, "DashSet<u64>", |k| set.0.contains(&k));
-                }
-                if cfg.group("threads") {
-                    threads::contains(c, cfg, size, &set);
-                }
-                if cfg.group("mixed") {
-                    let failures = threads::mixed(c, cfg, size, &set);
-                    eprintln!("[mixed] dashset: {failures} failed inserts/removes");
-                }
-                drop(set);
-                if fills && cfg.group("insert") {
-                    single::insert(c, cfg, size, || Dash::new(size.n));
-                }
-                if fills && cfg.group("remove") {
-                    single::remove(c, cfg, size, || Dash::new(size.n));
-                }
-            }
-            other => unreachable!("{other}"),
+        let mut filter = make();
+        if peer.ops().insert {
+            let refused = fill(&mut filter);
+            eprintln!(
+                "[setup] {}: {} holds {} items ({refused} refused) after {:.1} s",
+                self.size.label,
+                peer.key(),
+                self.size.fill,
+                start.elapsed().as_secs_f64()
+            );
         }
+        filter
+    }
+
+    /// The single-thread lookups of a filled filter, scalar and, where it has them, batched.
+    fn lookups<F: Local>(&mut self, peer: Peer, filter: &F) {
+        let (c, cfg, size) = (&mut *self.c, self.cfg, self.size);
+        if cfg.group("contains") {
+            single::contains(c, cfg, size, peer.name(), |k| filter.contains(k));
+        }
+        if let Some(batch) = peer.batch().filter(|_| cfg.group("batch")) {
+            single::contains_batch(c, cfg, size, batch.name(), |k, o| filter.contains_batch(k, o));
+        }
+    }
+
+    /// The multi-thread groups of a filled filter that threads share, named `id`.
+    fn threads<S: Shared>(&mut self, peer: Peer, id: &str, filter: &S) {
+        let (c, cfg, size) = (&mut *self.c, self.cfg, self.size);
+        if cfg.group("threads") {
+            threads::contains(c, cfg, size, id, filter);
+        }
+        let ops = peer.ops();
+        if cfg.group("mixed") && ops.insert && ops.remove {
+            let failures = threads::mixed(c, cfg, size, id, filter);
+            eprintln!("[mixed] {}: {failures} failed inserts/removes", peer.key());
+        }
+    }
+
+    /// Fills from empty and removes of everything, each on fresh filters from `make`; at the
+    /// DRAM size only with `LFC_BENCH_DRAM_FILLS`.
+    fn writes<F: Local>(&mut self, peer: Peer, make: impl Fn() -> F) {
+        let (c, cfg, size) = (&mut *self.c, self.cfg, self.size);
+        if size.n >= 1_000_000 && std::env::var_os("LFC_BENCH_DRAM_FILLS").is_none() {
+            return;
+        }
+        let ops = peer.ops();
+        if cfg.group("insert") && ops.insert {
+            single::insert(c, cfg, size, peer.name(), &make);
+            if peer.batch().is_some() {
+                let id = format!("{} insert_batch", peer.name());
+                single::insert_batch(c, cfg, size, &id, &make);
+            }
+        }
+        if cfg.group("remove") && ops.remove {
+            single::remove(c, cfg, size, peer.name(), &make);
+        }
+    }
+}
+
+impl Visit for Groups<'_> {
+    type Output = ();
+
+    fn local<F: Local, M: Fn() -> F>(mut self, peer: Peer, make: M) {
+        let filter = self.filled(peer, &make, |f| f.fill(self.size.fill));
+        self.lookups(peer, &filter);
+        drop(filter);
+        self.writes(peer, make);
+    }
+
+    /// As [`local`](Self::local), and the multi-thread groups behind a `RwLock`.
+    fn lockable<F: Local + Send + Sync, M: Fn() -> F>(mut self, peer: Peer, make: M) {
+        let filter = self.filled(peer, &make, |f| f.fill(self.size.fill));
+        self.lookups(peer, &filter);
+        let locked = Locked::new(filter);
+        self.threads(peer, &format!("RwLock<{}>", peer.name()), &locked);
+        drop(locked);
+        self.writes(peer, make);
+    }
+
+    fn shared<F: Shared, M: Fn() -> F>(mut self, peer: Peer, make: M) {
+        let (count, threads) = (self.size.fill, fill_threads(self.size));
+        let filter =
+            self.filled(peer, &make, |f| fill_with(count, threads, |k| Shared::insert(&*f, k)));
+        self.lookups(peer, &filter);
+        self.threads(peer, peer.name(), &filter);
+        drop(filter);
+        self.writes(peer, make);
     }
 }
 

@@ -63,22 +63,27 @@ pub(crate) fn contains_batch(
 
 /// `insert` of `size.n` items into a fresh filter from `make`, one fill an iteration (building
 /// the empty filter is not timed).
-pub(crate) fn insert<P: Local>(c: &mut Criterion, cfg: &Config, size: &Size, make: impl Fn() -> P) {
-    let name = make().name();
-    whole_table(c, cfg, size, "insert_to_capacity", name, &make, |filter| {
+pub(crate) fn insert<P: Local>(
+    c: &mut Criterion,
+    cfg: &Config,
+    size: &Size,
+    id: &str,
+    make: impl Fn() -> P,
+) {
+    whole_table(c, cfg, size, "insert_to_capacity", id, &make, |filter| {
         (0..size.n as u64).filter(|&i| !filter.insert(key(PRESENT, i))).count()
     });
 }
 
 /// `remove` of all `size.n` items of a full filter, one emptying an iteration (building and
 /// filling are not timed).
-pub(crate) fn remove<P: Local>(c: &mut Criterion, cfg: &Config, size: &Size, make: impl Fn() -> P) {
-    let probe = make();
-    if !probe.removes() {
-        return;
-    }
-    let name = probe.name();
-    drop(probe);
+pub(crate) fn remove<P: Local>(
+    c: &mut Criterion,
+    cfg: &Config,
+    size: &Size,
+    id: &str,
+    make: impl Fn() -> P,
+) {
     let full = || {
         let mut filter = make();
         for i in 0..size.n as u64 {
@@ -86,32 +91,29 @@ pub(crate) fn remove<P: Local>(c: &mut Criterion, cfg: &Config, size: &Size, mak
         }
         filter
     };
-    whole_table(c, cfg, size, "remove_all", name, full, |filter| {
+    whole_table(c, cfg, size, "remove_all", id, full, |filter| {
         (0..size.n as u64).filter(|&i| !filter.remove(key(PRESENT, i))).count()
     });
 }
 
-/// Ours through `insert_batch`, 1024 keys a call, in the `insert_to_capacity` group.
-pub(crate) fn insert_batch(c: &mut Criterion, cfg: &Config, size: &Size) {
+/// `insert_batch`, 1024 keys a call, in the `insert_to_capacity` group.
+pub(crate) fn insert_batch<P: Local>(
+    c: &mut Criterion,
+    cfg: &Config,
+    size: &Size,
+    id: &str,
+    make: impl Fn() -> P,
+) {
     let mut chunk = Vec::with_capacity(1024);
-    let empty = || lockfree_cuckoo::CuckooFilter::with_capacity(size.n);
-    whole_table(
-        c,
-        cfg,
-        size,
-        "insert_to_capacity",
-        "lockfree-cuckoo insert_batch",
-        empty,
-        |filter| {
-            let mut stored = 0;
-            for lo in (0..size.n as u64).step_by(1024) {
-                chunk.clear();
-                chunk.extend((lo..(lo + 1024).min(size.n as u64)).map(|i| key(PRESENT, i)));
-                stored += filter.insert_batch(&chunk);
-            }
-            stored
-        },
-    );
+    whole_table(c, cfg, size, "insert_to_capacity", id, make, |filter| {
+        let mut stored = 0;
+        for lo in (0..size.n as u64).step_by(1024) {
+            chunk.clear();
+            chunk.extend((lo..(lo + 1024).min(size.n as u64)).map(|i| key(PRESENT, i)));
+            stored += filter.insert_batch(&chunk);
+        }
+        stored
+    });
 }
 
 /// The benchmark `name` in the group `label` of `size`: each iteration builds a filter with

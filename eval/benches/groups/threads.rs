@@ -38,13 +38,19 @@ fn timed<W: Fn(usize, u64) + Sync>(threads: usize, iters: u64, work: W) -> Durat
 
 /// `contains` on 1, 2 and 4 threads over the 50%-positive stream, each thread at its own offset.
 /// Throughput counts the lookups of all threads.
-pub(crate) fn contains<S: Shared>(c: &mut Criterion, cfg: &Config, size: &Size, filter: &S) {
+pub(crate) fn contains<S: Shared>(
+    c: &mut Criterion,
+    cfg: &Config,
+    size: &Size,
+    id: &str,
+    filter: &S,
+) {
     let queries = &size.queries[1];
     let mask = queries.len() - 1;
     for threads in THREADS {
         let mut g = group(c, cfg, format!("{}/contains_threads_{threads}", size.label));
         g.throughput(Throughput::Elements(threads as u64));
-        g.bench_function(filter.name(), |b| {
+        g.bench_function(id, |b| {
             b.iter_custom(|iters| {
                 timed(threads, iters, |t, iters| {
                     let mut i = t * queries.len() / threads;
@@ -139,7 +145,13 @@ impl MixState {
 
 /// The 90/5/5 mix on 2 threads, each thread removing only what it inserted. Throughput counts
 /// the operations of both threads. The filter must hold `PRESENT` keys `0..size.fill`.
-pub(crate) fn mixed<S: Shared>(c: &mut Criterion, cfg: &Config, size: &Size, filter: &S) -> u64 {
+pub(crate) fn mixed<S: Shared>(
+    c: &mut Criterion,
+    cfg: &Config,
+    size: &Size,
+    id: &str,
+    filter: &S,
+) -> u64 {
     const THREADS: usize = 2;
     let queries = &size.queries[1];
     let states: Vec<_> = MixState::split(THREADS, size.fill, queries.len())
@@ -148,7 +160,7 @@ pub(crate) fn mixed<S: Shared>(c: &mut Criterion, cfg: &Config, size: &Size, fil
         .collect();
     let mut g = group(c, cfg, format!("{}/mixed_90_5_5_2t", size.label));
     g.throughput(Throughput::Elements(THREADS as u64));
-    g.bench_function(filter.name(), |b| {
+    g.bench_function(id, |b| {
         b.iter_custom(|iters| {
             timed(THREADS, iters, |t, iters| {
                 // Each thread locks only its own state, once a sample.

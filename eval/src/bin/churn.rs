@@ -21,7 +21,7 @@ use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
 use lockfree_cuckoo::CuckooFilter;
-use lockfree_cuckoo_eval::keys::key;
+use lockfree_cuckoo_eval::keys::{key, FILLER, PRESENT};
 use lockfree_cuckoo_eval::number;
 
 #[derive(Debug, Parser)]
@@ -88,15 +88,15 @@ fn main() -> ExitCode {
         }
     };
     for i in 0..live {
-        filter.insert(&key(0, i)).expect("a growable filter grows");
+        filter.insert(&key(PRESENT, i)).expect("a growable filter grows");
     }
     let mut fillers = 0;
     while filter.stats().levels < 2 {
-        filter.insert(&key(1, fillers)).expect("a growable filter grows");
+        filter.insert(&key(FILLER, fillers)).expect("a growable filter grows");
         fillers += 1;
     }
     for i in 0..fillers {
-        assert!(filter.remove(&key(1, i)));
+        assert!(filter.remove(&key(FILLER, i)));
     }
     let before = State::of(&filter);
     let (refused, missed) = (AtomicU64::new(0), AtomicU64::new(0));
@@ -108,9 +108,9 @@ fn main() -> ExitCode {
             scope.spawn(move || {
                 for _ in 0..args.rounds {
                     for i in mine.clone() {
-                        if filter.insert(&key(0, i)).is_err() {
+                        if filter.insert(&key(PRESENT, i)).is_err() {
                             refused.fetch_add(1, Relaxed);
-                        } else if !filter.remove(&key(0, i)) {
+                        } else if !filter.remove(&key(PRESENT, i)) {
                             missed.fetch_add(1, Relaxed);
                         }
                     }
@@ -120,7 +120,7 @@ fn main() -> ExitCode {
     });
     let elapsed = started.elapsed();
     let after = State::of(&filter);
-    let lost = (0..live).filter(|&i| !filter.contains(&key(0, i))).count();
+    let lost = (0..live).filter(|&i| !filter.contains(&key(PRESENT, i))).count();
     let (refused, missed) = (refused.into_inner(), missed.into_inner());
     println!(
         "churn: {live} live items, {} thread(s), {} rounds, ceiling {:?}",

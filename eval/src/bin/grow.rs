@@ -1,5 +1,5 @@
-//! Growth 1,000-fold against a filter presized for the final count, in one run: issue 13's
-//! targets. For each scale (cache: 1,000 to 1,000,000 items; DRAM: 100,000 to 100,000,000) and
+//! Growth 1,000-fold against a filter presized for the final count, in one run: the growth
+//! goal's targets. For each scale (cache: 1,000 to 1,000,000 items; DRAM: 100,000 to 100,000,000) and
 //! each filter in turn:
 //!
 //! 1. **Build:** 4 threads insert the keys (disjoint quarters) while 2 others look up keys the
@@ -16,8 +16,8 @@
 //!
 //! The filters: ours presized (`with_capacity(end)`), ours growable
 //! (`capacity(start).growable()`), and `scalable_cuckoo_filter` (the one Rust peer that grows;
-//! single-threaded, so behind a `RwLock`), built for `start` items and its default 0.1%
-//! false-positive target.
+//! single-threaded, so behind a `RwLock`, with a seeded generator for its kicks), built for
+//! `start` items and its default 0.1% false-positive target.
 //!
 //! ```text
 //! cargo run --release -p lockfree-cuckoo-eval --bin grow                  # both scales
@@ -26,18 +26,17 @@
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Barrier, RwLock};
+use std::sync::Barrier;
 use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
 use hdrhistogram::Histogram;
 use lockfree_cuckoo::CuckooFilter;
-use lockfree_cuckoo_eval::keys::{key, queries, ABSENT, PRESENT};
-use rand::rngs::SmallRng;
-use rand::SeedableRng;
-use scalable_cuckoo_filter::{DefaultHasher, ScalableCuckooFilter, ScalableCuckooFilterBuilder};
+use lockfree_cuckoo_eval::keys::{key, queries, SplitMix64, ABSENT, PRESENT};
+use lockfree_cuckoo_eval::peers::{Locked, Ours, Peer, Scalable, Shared};
 
-/// Growth 1,000-fold against a presized filter and scalable_cuckoo_filter (issue 13's targets).
+/// Growth 1,000-fold against a presized filter and scalable_cuckoo_filter (the growth goal's
+/// targets).
 #[derive(Debug, Parser)]
 #[command(name = "grow")]
 struct Args {
@@ -77,69 +76,6 @@ const QUERIES: usize = 1 << 22;
 /// scalable_cuckoo_filter's false-positive target: its default.
 const SCALABLE_FPR: f64 = 0.001;
 
-/// scalable_cuckoo_filter with its defaults but a `SmallRng` for its kicks: its default
-/// `ThreadRng` cannot be shared between threads at all.
-type Scalable = ScalableCuckooFilter<u64, DefaultHasher, SmallRng>;
-
-enum Filter {
-    Ours(CuckooFilter),
-    Scalable(RwLock<Scalable>),
-}
-
-impl Filter {
-    fn new(kind: Kind, start: usize, end: usize) -> Self {
-        match kind {
-            Kind::Presized => Self::Ours(CuckooFilter::with_capacity(end)),
-            Kind::Growable => {
-                Self::Ours(CuckooFilter::builder().capacity(start).growable().build())
-            }
-            Kind::Scalable => Self::Scalable(RwLock::new(
-                ScalableCuckooFilterBuilder::new()
-                    .initial_capacity(start)
-                    .false_positive_probability(SCALABLE_FPR)
-                    .rng(SmallRng::seed_from_u64(1))
-                    .finish(),
-            )),
-        }
-    }
-
-    #[inline]
-    fn insert(&self, key: u64) -> bool {
-        match self {
-            Self::Ours(f) => f.insert(&key).is_ok(),
-            Self::Scalable(f) => {
-                f.write().unwrap().insert(&key);
-                true
-            }
-        }
-    }
-
-    #[inline]
-    fn contains(&self, key: u64) -> bool {
-        match self {
-            Self::Ours(f) => f.contains(&key),
-            Self::Scalable(f) => f.read().unwrap().contains(&key),
-        }
-    }
-
-    fn bytes(&self) -> usize {
-        match self {
-            Self::Ours(f) => f.memory_usage(),
-            Self::Scalable(f) => {
-                let f = f.read().unwrap();
-                (f.bits() / 8) as usize + std::mem::size_of_val(&*f)
-            }
-        }
-    }
-
-    fn levels(&self) -> Option<usize> {
-        match self {
-            Self::Ours(f) => Some(f.stats().levels),
-            Self::Scalable(_) => None,
-        }
-    }
-}
-
 /// What one build measured.
 struct Build {
     seconds: f64,
@@ -169,7 +105,12 @@ fn timed(into: &mut Option<Histogram<u64>>, op: impl FnOnce() -> bool) -> bool {
 
 /// Inserts keys `0..end` of [`PRESENT`] from `inserters` threads while `readers` threads look
 /// up published keys; with `per_op`, every operation is timed.
-fn build(filter: &Filter, end: usize, (inserters, readers): (usize, usize), per_op: bool) -> Build {
+fn build<F: Shared>(
+    filter: &F,
+    end: usize,
+    (inserters, readers): (usize, usize),
+    per_op: bool,
+) -> Build {
     let progress: Vec<AtomicU64> = (0..inserters).map(|_| AtomicU64::new(0)).collect();
     let done = AtomicBool::new(false);
     let start_line = Barrier::new(inserters + readers + 1);
@@ -182,7 +123,8 @@ fn build(filter: &Filter, end: usize, (inserters, readers): (usize, usize), per_
                     let mut hist = per_op.then(histogram);
                     start_line.wait();
                     for i in w * quarter..(w + 1) * quarter {
-                        assert!(timed(&mut hist, || filter.insert(key(PRESENT, i))), "refused");
+                        let k = key(PRESENT, i);
+                        assert!(timed(&mut hist, || Shared::insert(filter, k)), "refused");
                         if i % 64 == 63 {
                             // Release: keys below are inserted, for the readers' Acquire load.
                             progress[w as usize].store(i + 1 - w * quarter, Ordering::Release);
@@ -198,7 +140,7 @@ fn build(filter: &Filter, end: usize, (inserters, readers): (usize, usize), per_
                 s.spawn(move || {
                     let mut hist = per_op.then(histogram);
                     let (mut lookups, mut misses) = (0u64, 0u64);
-                    let mut state = 0x9E37_79B9_7F4A_7C15u64 ^ r;
+                    let mut rng = SplitMix64::new(r);
                     start_line.wait();
                     while !done.load(Ordering::Relaxed) {
                         for (w, published) in progress.iter().enumerate() {
@@ -206,10 +148,8 @@ fn build(filter: &Filter, end: usize, (inserters, readers): (usize, usize), per_
                             if published == 0 {
                                 continue;
                             }
-                            state ^= state << 13;
-                            state ^= state >> 7;
-                            state ^= state << 17;
-                            let k = key(PRESENT, w as u64 * quarter + state % published);
+                            let pick = rng.next_u64() % published;
+                            let k = key(PRESENT, w as u64 * quarter + pick);
                             lookups += 1;
                             misses += u64::from(!timed(&mut hist, || filter.contains(k)));
                         }
@@ -267,14 +207,52 @@ struct Row {
     read_latency: [u64; 3],
 }
 
+impl Kind {
+    /// The peer it measures.
+    fn peer(self) -> Peer {
+        match self {
+            Self::Presized | Self::Growable => Peer::Ours,
+            Self::Scalable => Peer::Scalable,
+        }
+    }
+}
+
 fn measure(kind: Kind, start: usize, end: usize) -> Row {
+    let levels = |f: &Ours| Some(f.0.stats().levels);
+    match kind {
+        Kind::Presized => measure_filter(kind, end, || Ours::new(end), levels),
+        // Growable filters are built here, not by the peers' registry: paired.sh builds that
+        // against revisions older than growth.
+        Kind::Growable => measure_filter(
+            kind,
+            end,
+            || Ours(CuckooFilter::builder().capacity(start).growable().build()),
+            levels,
+        ),
+        Kind::Scalable => measure_filter(
+            kind,
+            end,
+            || Locked::new(Scalable::seeded(start, SCALABLE_FPR, 1)),
+            |_| None,
+        ),
+    }
+}
+
+/// Builds, checks and times the filters from `make`, `kind`'s, to `end` items; `levels` reads a
+/// built one's level count, where it has levels.
+fn measure_filter<F: Shared>(
+    kind: Kind,
+    end: usize,
+    make: impl Fn() -> F,
+    levels: impl Fn(&F) -> Option<usize>,
+) -> Row {
     let threads = if kind == Kind::Scalable { (1, 0) } else { (INSERTERS, READERS) };
     eprint!("  {kind:?}: latency build");
-    let latency = build(&Filter::new(kind, start, end), end, threads, true);
+    let latency = build(&make(), end, threads, true);
     let quantiles =
         |h: &Histogram<u64>| [h.value_at_quantile(0.99), h.value_at_quantile(0.999), h.max()];
     eprint!(", timed build");
-    let filter = Filter::new(kind, start, end);
+    let filter = make();
     let timed = build(&filter, end, threads, false);
     eprint!(" {:.2} s, checks", timed.seconds);
     let lost = (0..end as u64).filter(|&i| !filter.contains(key(PRESENT, i))).count();
@@ -286,12 +264,9 @@ fn measure(kind: Kind, start: usize, end: usize) -> Row {
             keys.iter().zip(out).for_each(|(k, o)| *o = black_box(filter.contains(*k)));
         })
     });
-    let batch = match &filter {
-        Filter::Ours(f) => Some(
-            [0, 1].map(|s| ns_per_lookup(&streams[s], |keys, out| f.contains_batch(keys, out))),
-        ),
-        Filter::Scalable(_) => None,
-    };
+    let batch = kind.peer().batch().map(|_| {
+        [0, 1].map(|s| ns_per_lookup(&streams[s], |keys, out| filter.contains_batch(keys, out)))
+    });
     eprintln!(" done");
     Row {
         kind,
@@ -302,7 +277,7 @@ fn measure(kind: Kind, start: usize, end: usize) -> Row {
         lost,
         fpr: fp as f64 / probes as f64,
         bytes_per_item: filter.bytes() as f64 / end as f64,
-        levels: filter.levels(),
+        levels: levels(&filter),
         contains,
         batch,
         insert_latency: quantiles(&latency.inserts),

@@ -13,7 +13,8 @@
 //! With `--operation insert`, the filter is filled with the first `--items - --lookups` keys
 //! before the count starts, and the operations insert the rest, up to capacity; with
 //! `--operation remove`, they remove the first `--lookups` keys of the full filter. Both are
-//! measured for `ours` and `cf-ahash`; their baseline is the same run with `--baseline`.
+//! measured for every peer that inserts and removes one key at a time (`ours`, `cf-ahash`,
+//! `acf`); their baseline is the same run with `--baseline`.
 //!
 //! Peers (`--peer`): `ours`, `ours-batch`, `floor`, `floor-batch`, `cf-ahash`, `acf`. The filter
 //! holds `--items` keys (default 58,000, cache-resident; 30,000,000 and up for DRAM); the queries
@@ -23,17 +24,16 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
-use lockfree_cuckoo_eval::floor::Floor;
 use lockfree_cuckoo_eval::keys::{key, queries, PRESENT};
 use lockfree_cuckoo_eval::number;
-use lockfree_cuckoo_eval::peers::{self, Local};
+use lockfree_cuckoo_eval::peers::{Local, Peer, Sizing, Visit};
 
 /// A fixed number of lookups through one peer, for profilers; prints ns per lookup.
 #[derive(Debug, Parser)]
 #[command(name = "lookup_cost")]
 struct Args {
     /// The filter to look up in
-    #[arg(long, value_enum, default_value = "ours")]
+    #[arg(long, default_value = "ours", value_parser = Peer::parser(PEERS))]
     peer: Peer,
     /// Keys the filter holds (58,000: cache-resident; 30,000,000 and up: DRAM)
     #[arg(long, value_name = "N", default_value = "58000", value_parser = positive)]
@@ -57,21 +57,9 @@ enum Operation {
     Remove,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum Peer {
-    /// Ours, `contains` one key at a time
-    Ours,
-    /// Ours, `contains_batch`
-    OursBatch,
-    /// The two-read floor, one key at a time
-    Floor,
-    /// The two-read floor, batched
-    FloorBatch,
-    /// cuckoofilter with ahash
-    CfAhash,
-    /// atomic-cuckoo-filter
-    Acf,
-}
+/// The peers this tool measures; the batched ones look up through `contains_batch`.
+const PEERS: &[Peer] =
+    &[Peer::Ours, Peer::OursBatch, Peer::Floor, Peer::FloorBatch, Peer::CfAhash, Peer::Acf];
 
 fn positive(text: &str) -> Result<usize, String> {
     match number(text)? {
@@ -89,45 +77,55 @@ fn timed(name: &str, keys: std::ops::Range<u64>, mut op: impl FnMut(u64) -> bool
     println!("{name}: {count} operations, {failed} failed, {ns:.1} ns an operation");
 }
 
-fn main() {
-    let Args { peer, items, lookups, operation, baseline } = Args::parse();
-    if operation != Operation::Contains {
-        let n = lookups.min(items) as u64;
-        let items = items as u64;
-        let (before, counted) = match operation {
-            Operation::Insert => (0..items - n, items - n..items),
-            _ => (0..items, 0..n),
-        };
-        let counted = if baseline { 0..0 } else { counted };
-        let remove = operation == Operation::Remove;
-        match peer {
-            Peer::Ours => {
-                let f = peers::Ours::new(items as usize);
-                black_box(before.filter(|&i| f.0.insert(&key(PRESENT, i)).is_err()).count());
-                if remove {
-                    timed("remove", counted, |k| f.0.remove(&k));
-                } else {
-                    timed("insert", counted, |k| f.0.insert(&k).is_ok());
-                }
+/// The counted operations on one peer.
+struct Cost {
+    items: usize,
+    lookups: usize,
+    operation: Operation,
+    baseline: bool,
+}
+
+impl Visit for Cost {
+    type Output = ();
+
+    fn local<F: Local, M: Fn() -> F>(self, peer: Peer, make: M) {
+        let Self { items, lookups, operation, baseline } = self;
+        let ops = peer.ops();
+        let mut f = make();
+        if operation != Operation::Contains {
+            assert!(
+                ops.insert && ops.remove && !peer.batched(),
+                "--operation insert and remove measure peers that insert and remove one key at a \
+                 time"
+            );
+            let n = lookups.min(items) as u64;
+            let items = items as u64;
+            let (before, counted) = match operation {
+                Operation::Insert => (0..items - n, items - n..items),
+                _ => (0..items, 0..n),
+            };
+            let counted = if baseline { 0..0 } else { counted };
+            black_box(before.filter(|&i| !f.insert(key(PRESENT, i))).count());
+            if operation == Operation::Remove {
+                timed("remove", counted, |k| f.remove(k));
+            } else {
+                timed("insert", counted, |k| f.insert(k));
             }
-            Peer::CfAhash => {
-                let mut f = peers::CfAhash::new(items as usize);
-                black_box(before.filter(|&i| !f.insert(key(PRESENT, i))).count());
-                if remove {
-                    timed("remove", counted, |k| f.remove(k));
-                } else {
-                    timed("insert", counted, |k| f.insert(k));
-                }
-            }
-            _ => panic!("--operation insert and remove measure ours and cf-ahash"),
+            return;
         }
-        return;
-    }
-    let name = peer.to_possible_value().expect("no variant is skipped");
-    let name = name.get_name();
-    // Built and filled whatever the lookup count, so that a `--lookups 0` run measures setup.
-    let stream = queries(1 << 16, items, 50, 3);
-    let run = |lookup: &dyn Fn(&[u64], &mut [bool])| {
+        let name = peer.key();
+        // Built and filled whatever the lookup count, so that a `--lookups 0` run measures setup.
+        let stream = queries(1 << 16, items, 50, 3);
+        if ops.insert {
+            f.fill(items);
+        }
+        let lookup = |q: &[u64], o: &mut [bool]| {
+            if peer.batched() {
+                f.contains_batch(q, o);
+            } else {
+                q.iter().zip(o).for_each(|(k, o)| *o = black_box(f.contains(*k)));
+            }
+        };
         let mut out = vec![false; 1024];
         let mut hits = 0usize;
         let start = Instant::now();
@@ -141,37 +139,10 @@ fn main() {
         }
         let ns = start.elapsed().as_secs_f64() * 1e9 / lookups.max(1) as f64;
         println!("{name}: {lookups} lookups, {hits} hits, {ns:.1} ns a lookup");
-    };
-    let fill = |insert: &mut dyn FnMut(u64) -> bool| {
-        (0..items as u64).filter(|&i| !insert(key(PRESENT, i))).count()
-    };
-    match peer {
-        Peer::Ours | Peer::OursBatch => {
-            let mut f = peers::Ours::new(items);
-            fill(&mut |k| f.insert(k));
-            if peer == Peer::Ours {
-                run(&|q, o| q.iter().zip(o).for_each(|(k, o)| *o = black_box(f.0.contains(k))));
-            } else {
-                run(&|q, o| f.0.contains_batch(q, o));
-            }
-        }
-        Peer::Floor | Peer::FloorBatch => {
-            let f = Floor::new(lockfree_cuckoo::CuckooFilter::with_capacity(items).bucket_count());
-            if peer == Peer::Floor {
-                run(&|q, o| q.iter().zip(o).for_each(|(k, o)| *o = black_box(f.contains(*k))));
-            } else {
-                run(&|q, o| f.contains_batch(q, o));
-            }
-        }
-        Peer::CfAhash => {
-            let mut f = peers::CfAhash::new(items);
-            fill(&mut |k| f.insert(k));
-            run(&|q, o| q.iter().zip(o).for_each(|(k, o)| *o = black_box(f.contains(*k))));
-        }
-        Peer::Acf => {
-            let mut f = peers::Acf::new(items);
-            fill(&mut |k| Local::insert(&mut f, k));
-            run(&|q, o| q.iter().zip(o).for_each(|(k, o)| *o = black_box(f.0.contains(k))));
-        }
     }
+}
+
+fn main() {
+    let Args { peer, items, lookups, operation, baseline } = Args::parse();
+    peer.visit(Sizing::like_ours(items), Cost { items, lookups, operation, baseline });
 }

@@ -15,10 +15,10 @@
 
 use std::time::Instant;
 
-use clap::{Parser, ValueEnum};
+use clap::Parser;
 use lockfree_cuckoo_eval::keys::{key, ABSENT, PRESENT};
 use lockfree_cuckoo_eval::number;
-use lockfree_cuckoo_eval::peers::{self, Local};
+use lockfree_cuckoo_eval::peers::{expected_fpr, Local, Peer, Sizing, Visit};
 
 /// Space, false-positive rate and one-shot fill and remove rates of every peer at the same item
 /// count (the table behind BENCHMARKS.md's space section).
@@ -32,21 +32,14 @@ struct Args {
     #[arg(long, value_name = "N", default_value = "10000000", value_parser = positive)]
     queries: usize,
     /// Peers to measure, comma-separated, in the order given [default: all]
-    #[arg(long, value_enum, value_delimiter = ',', value_name = "PEER,...")]
+    #[arg(long, value_delimiter = ',', value_name = "PEER,...", value_parser = Peer::parser(&peers()))]
     peers: Vec<Peer>,
 }
 
-/// The peers, in the default run order.
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum Peer {
-    Ours,
-    OursBatch,
-    CfAhash,
-    Cf,
-    Acf,
-    Fastbloom,
-    Scalable,
-    Dashset,
+/// The peers this tool measures, in their default order: every peer that inserts and looks up
+/// (`ours-batch` is ours filled through `insert_batch`).
+fn peers() -> Vec<Peer> {
+    Peer::matching(|peer| peer.ops().insert && peer.ops().contains)
 }
 
 fn positive(text: &str) -> Result<usize, String> {
@@ -56,39 +49,8 @@ fn positive(text: &str) -> Result<usize, String> {
     }
 }
 
-/// Ours filled through `insert_batch` (1024 keys a call) and emptied through `remove`.
-struct OursBatched(peers::Ours);
-
-impl Local for OursBatched {
-    fn name(&self) -> &'static str {
-        "lockfree-cuckoo (insert_batch)"
-    }
-    fn insert(&mut self, key: u64) -> bool {
-        self.0.insert(key)
-    }
-    fn contains(&self, key: u64) -> bool {
-        self.0.contains(key)
-    }
-    fn remove(&mut self, key: u64) -> bool {
-        self.0.remove(key)
-    }
-    fn bytes(&self) -> usize {
-        self.0.bytes()
-    }
-    fn fill(&mut self, items: usize) -> usize {
-        let mut refused = 0;
-        let mut chunk = Vec::with_capacity(1024);
-        for lo in (0..items as u64).step_by(1024) {
-            chunk.clear();
-            chunk.extend((lo..(lo + 1024).min(items as u64)).map(|i| key(PRESENT, i)));
-            refused += chunk.len() - self.0 .0.insert_batch(&chunk);
-        }
-        refused
-    }
-}
-
 struct Row {
-    name: &'static str,
+    peer: Peer,
     bytes: usize,
     rss: Option<usize>,
     refused: usize,
@@ -106,71 +68,77 @@ fn rss() -> Option<usize> {
     Some(pages * 4096)
 }
 
-fn measure<P: Local>(make: impl FnOnce() -> P, items: usize, queries: usize) -> Row {
-    let rss_before = rss();
-    let mut filter = make();
-    let name = filter.name();
-    eprint!("{name}: filling {items} ...");
-    let start = Instant::now();
-    let refused = filter.fill(items);
-    let fill_mops = items as f64 / start.elapsed().as_secs_f64() / 1e6;
-    let rss = match (rss_before, rss()) {
-        (Some(a), Some(b)) => Some(b.saturating_sub(a)),
-        _ => None,
-    };
-    eprint!(" {fill_mops:.2} M/s; false positives ...");
-    let hits = (0..queries as u64).filter(|&i| filter.contains(key(ABSENT, i))).count();
-    // A sample of the inserted keys must all be found (none was refused, or the peer said so).
-    let step = (items / 1_000_000).max(1);
-    let false_negatives =
-        (0..items as u64).step_by(step).filter(|&i| !filter.contains(key(PRESENT, i))).count();
-    let (remove_mops, remove_missed) = if filter.removes() {
-        eprint!(" removing ...");
+/// One peer built for `items`, filled, asked `queries` absent keys and emptied.
+struct Measure {
+    items: usize,
+    queries: usize,
+}
+
+impl Visit for Measure {
+    type Output = Row;
+
+    fn local<F: Local, M: Fn() -> F>(self, peer: Peer, make: M) -> Row {
+        let Self { items, queries } = self;
+        let rss_before = rss();
+        let mut filter = make();
+        eprint!("{}: filling {items} ...", name(peer));
         let start = Instant::now();
-        let missed = (0..items as u64).filter(|&i| !filter.remove(key(PRESENT, i))).count();
-        (Some(items as f64 / start.elapsed().as_secs_f64() / 1e6), missed)
+        let refused = if peer.batched() { filter.fill_batched(items) } else { filter.fill(items) };
+        let fill_mops = items as f64 / start.elapsed().as_secs_f64() / 1e6;
+        let rss = match (rss_before, rss()) {
+            (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+            _ => None,
+        };
+        eprint!(" {fill_mops:.2} M/s; false positives ...");
+        let hits = (0..queries as u64).filter(|&i| filter.contains(key(ABSENT, i))).count();
+        // A sample of the inserted keys must all be found (none was refused, or the peer said so).
+        let step = (items / 1_000_000).max(1);
+        let false_negatives =
+            (0..items as u64).step_by(step).filter(|&i| !filter.contains(key(PRESENT, i))).count();
+        let (remove_mops, remove_missed) = if peer.ops().remove {
+            eprint!(" removing ...");
+            let start = Instant::now();
+            let missed = (0..items as u64).filter(|&i| !filter.remove(key(PRESENT, i))).count();
+            (Some(items as f64 / start.elapsed().as_secs_f64() / 1e6), missed)
+        } else {
+            (None, 0)
+        };
+        eprintln!(" done");
+        let bytes = filter.bytes();
+        Row {
+            peer,
+            bytes,
+            rss,
+            refused,
+            fill_mops,
+            fpr: hits as f64 / queries as f64,
+            false_negatives,
+            remove_mops,
+            remove_missed,
+        }
+    }
+}
+
+/// A row's name: ours filled through `insert_batch` says so.
+fn name(peer: Peer) -> String {
+    if peer.batched() {
+        format!("{} (insert_batch)", peer.base().name())
     } else {
-        (None, 0)
-    };
-    eprintln!(" done");
-    let bytes = filter.bytes();
-    Row {
-        name,
-        bytes,
-        rss,
-        refused,
-        fill_mops,
-        fpr: hits as f64 / queries as f64,
-        false_negatives,
-        remove_mops,
-        remove_missed,
+        peer.name().to_owned()
     }
 }
 
 fn main() {
     let Args { items, queries, peers: mut which } = Args::parse();
     if which.is_empty() {
-        which = Peer::value_variants().to_vec();
+        which = peers();
     }
-
-    let ours = lockfree_cuckoo::CuckooFilter::with_capacity(items);
-    let lanes = ours.bucket_count() * 4;
-    drop(ours);
     // The false-positive rate our filter has at `items`, for the peers sized by a target rate.
-    let fp = 8.0 * (items as f64 / lanes as f64) / 65532.0;
-    let mut rows = Vec::new();
-    for peer in which {
-        rows.push(match peer {
-            Peer::Ours => measure(|| peers::Ours::new(items), items, queries),
-            Peer::OursBatch => measure(|| OursBatched(peers::Ours::new(items)), items, queries),
-            Peer::CfAhash => measure(|| peers::CfAhash::new(items), items, queries),
-            Peer::Cf => measure(|| peers::CfSip::new(items), items, queries),
-            Peer::Acf => measure(|| peers::Acf::new(items), items, queries),
-            Peer::Fastbloom => measure(|| peers::Bloom::new(items, fp), items, queries),
-            Peer::Scalable => measure(|| peers::Scalable::new(items, fp), items, queries),
-            Peer::Dashset => measure(|| peers::Dash::new(items), items, queries),
-        });
-    }
+    let fp = expected_fpr(items);
+    let rows: Vec<Row> = which
+        .into_iter()
+        .map(|peer| peer.visit(Sizing { items, fp }, Measure { items, queries }))
+        .collect();
 
     println!(
         "{} items; {} never-inserted queries; Bloom and scalable filters sized for our \
@@ -184,7 +152,7 @@ fn main() {
         "| peer | bytes/item | RSS growth/item | measured FPR | fill M/s | ours/peer | refused | remove-all M/s | ours/peer | misses |"
     );
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
-    let ours = rows.iter().find(|r| r.name == "lockfree-cuckoo");
+    let ours = rows.iter().find(|r| r.peer == Peer::Ours);
     let ratio = |ours: Option<f64>, peer: Option<f64>| match (ours, peer) {
         (Some(o), Some(p)) => format!("{:.2}", o / p),
         _ => "-".to_string(),
@@ -194,7 +162,7 @@ fn main() {
         let remove = r.remove_mops.map_or("n/a".to_string(), |m| format!("{m:.2}"));
         println!(
             "| {} | {:.2} | {} | {:.4}% | {:.2} | {} | {} | {} | {} | {} |",
-            r.name,
+            name(r.peer),
             r.bytes as f64 / items as f64,
             rss,
             r.fpr * 100.0,

@@ -18,9 +18,10 @@
 //! round each, and gives each measurement's median in both builds with the median and range of
 //! the pairwise ratios: a slow minute of the shared machine falls on both builds alike.
 //!
-//! The tool uses only the API every revision since the first benchmarks has (`with_capacity`,
-//! `insert`, `contains`, `contains_batch`, `remove`, `bucket_count`), so that it builds against
-//! them. The two-read floor keeps 4 KiB pages (its array is an ordinary heap allocation).
+//! The tool, and the peers it is built with, use only the API every revision since the first
+//! benchmarks has (`with_capacity`, `insert`, `insert_batch`, `contains`, `contains_batch`,
+//! `remove`, `bucket_count`, `memory_usage`), so that it builds against them. The two-read floor
+//! keeps 4 KiB pages (its array is an ordinary heap allocation).
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -28,12 +29,10 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::Instant;
 
-use clap::{Parser, ValueEnum};
-use lockfree_cuckoo::CuckooFilter;
-use lockfree_cuckoo_eval::floor::{CasFloor, Floor};
+use clap::Parser;
 use lockfree_cuckoo_eval::keys::{key, queries, PRESENT};
 use lockfree_cuckoo_eval::number;
-use lockfree_cuckoo_eval::peers::{CfAhash, Local};
+use lockfree_cuckoo_eval::peers::{Local, Peer, Sizing, Visit};
 use serde::{Deserialize, Serialize};
 
 /// Single-thread rates of every peer in tight loops over key arrays, at each table size.
@@ -48,7 +47,7 @@ struct Args {
     #[arg(long, value_name = "N", default_value = "4194304", value_parser = positive)]
     queries: usize,
     /// Peers to measure, comma-separated, in the order given [default: all]
-    #[arg(long, value_enum, value_delimiter = ',', value_name = "PEER,...")]
+    #[arg(long, value_delimiter = ',', value_name = "PEER,...", value_parser = Peer::parser(PEERS))]
     peers: Vec<Peer>,
     /// Rounds through every peer; the tables give each measurement's median over the rounds
     #[arg(long, value_name = "N", default_value = "3", value_parser = positive)]
@@ -61,29 +60,8 @@ struct Args {
     against: Option<PathBuf>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum Peer {
-    /// Ours, default builder
-    Ours,
-    /// The two-read floor (4 KiB pages)
-    Floor,
-    /// The one-CAS floor under writers (4 KiB pages): its "fill" and "remove" are one load and
-    /// one compare-and-swap of a random word a key
-    CasFloor,
-    /// cuckoofilter with ahash
-    CfAhash,
-}
-
-impl Peer {
-    fn name(self) -> &'static str {
-        match self {
-            Self::Ours => "lockfree-cuckoo",
-            Self::Floor => "two-read floor",
-            Self::CasFloor => "one-CAS floor",
-            Self::CfAhash => "cuckoofilter+ahash",
-        }
-    }
-}
+/// The peers this tool measures, in their default order.
+const PEERS: &[Peer] = &[Peer::Ours, Peer::Floor, Peer::CasFloor, Peer::CfAhash];
 
 const SHARES: [u32; 3] = [0, 50, 100];
 
@@ -153,26 +131,20 @@ impl Measure<'_> {
         }
     }
 
-    /// Fills a filter with every key and empties it again, `reps` times, timing `fill` and
-    /// `remove` apart, with `between` (the lookups) run once after the first fill.
-    fn cycles<F>(
-        &mut self,
-        filter: &mut F,
-        mut fill: impl FnMut(&mut F, u64) -> bool,
-        mut remove: impl FnMut(&mut F, u64) -> bool,
-        between: impl FnOnce(&mut Self, &mut F),
-    ) {
+    /// Fills a filter with every key and empties it again, `reps` times, timing the inserts and
+    /// the removes apart, with `between` (the lookups) run once after the first fill.
+    fn cycles<F: Local>(&mut self, filter: &mut F, between: impl FnOnce(&mut Self, &mut F)) {
         let reps = TIMED_WRITES.div_ceil(self.items);
         let keys = 0..self.items as u64;
         let (mut filled, mut removed) = (0.0, 0.0);
         let mut between = Some(between);
         for _ in 0..reps {
-            filled += seconds(|| keys.clone().filter(|&i| !fill(filter, key(PRESENT, i))).count());
+            filled += seconds(|| keys.clone().filter(|&i| !filter.insert(key(PRESENT, i))).count());
             if let Some(between) = between.take() {
                 between(self, filter);
             }
             removed +=
-                seconds(|| keys.clone().filter(|&i| !remove(filter, key(PRESENT, i))).count());
+                seconds(|| keys.clone().filter(|&i| !filter.remove(key(PRESENT, i))).count());
         }
         let ops = (reps * self.items) as f64;
         self.record("fill".into(), filled * 1e9 / ops);
@@ -180,49 +152,30 @@ impl Measure<'_> {
     }
 }
 
-fn measure(args: &Args, items: usize, peer: Peer) -> BTreeMap<String, f64> {
-    let mut m = Measure { args, items, ns: BTreeMap::new() };
-    match peer {
-        Peer::Ours => {
-            let mut filter = CuckooFilter::with_capacity(items);
-            m.cycles(
-                &mut filter,
-                |f, k| f.insert(&k).is_ok(),
-                |f, k| f.remove(&k),
-                |m, filter| {
-                    m.lookups("contains", |keys, out| {
-                        keys.iter().zip(out).for_each(|(k, o)| *o = black_box(filter.contains(k)));
-                    });
-                    m.lookups("batch", |keys, out| filter.contains_batch(keys, out));
-                },
-            );
+/// One size's measurements of one peer, each operation it has.
+impl Visit for Measure<'_> {
+    type Output = BTreeMap<String, f64>;
+
+    fn local<F: Local, M: Fn() -> F>(mut self, peer: Peer, make: M) -> Self::Output {
+        let mut filter = make();
+        let ops = peer.ops();
+        let lookups = |m: &mut Self, filter: &mut F| {
+            if ops.contains {
+                m.lookups("contains", |keys, out| {
+                    keys.iter().zip(out).for_each(|(k, o)| *o = black_box(filter.contains(*k)));
+                });
+            }
+            if peer.batch().is_some() {
+                m.lookups("batch", |keys, out| filter.contains_batch(keys, out));
+            }
+        };
+        if ops.insert {
+            self.cycles(&mut filter, lookups);
+        } else {
+            lookups(&mut self, &mut filter);
         }
-        Peer::Floor => {
-            let floor = Floor::new(CuckooFilter::with_capacity(items).bucket_count());
-            m.lookups("contains", |keys, out| {
-                keys.iter().zip(out).for_each(|(k, o)| *o = black_box(floor.contains(*k)));
-            });
-            m.lookups("batch", |keys, out| floor.contains_batch(keys, out));
-        }
-        Peer::CasFloor => {
-            let mut floor = CasFloor::new(CuckooFilter::with_capacity(items).bucket_count());
-            m.cycles(&mut floor, |f, k| f.write(k), |f, k| f.write(k), |_, _| {});
-        }
-        Peer::CfAhash => {
-            let mut filter = CfAhash::new(items);
-            m.cycles(
-                &mut filter,
-                |f, k| f.insert(k),
-                |f, k| f.remove(k),
-                |m, filter| {
-                    m.lookups("contains", |keys, out| {
-                        keys.iter().zip(out).for_each(|(k, o)| *o = black_box(filter.contains(*k)));
-                    });
-                },
-            );
-        }
+        self.ns
     }
-    m.ns
 }
 
 /// The median of an odd number of values (the upper median of an even number).
@@ -255,7 +208,8 @@ fn round(args: &Args, number: usize) -> Vec<Record> {
     for &items in &args.items {
         for &peer in &args.peers {
             eprint!("round {number}, {items} items, {}:", peer.name());
-            let ns = measure(args, items, peer);
+            let ns =
+                peer.visit(Sizing::like_ours(items), Measure { args, items, ns: BTreeMap::new() });
             eprintln!();
             records.push(Record { items, peer: peer.name().into(), ns });
         }
@@ -306,10 +260,7 @@ fn print_tables(args: &Args, records: &[Record]) {
 /// Runs `program` for one round of every size and peer, and reads its JSON lines.
 fn run_round(program: &std::path::Path, args: &Args) -> Vec<Record> {
     let list = |values: Vec<String>| values.join(",");
-    let peers = args
-        .peers
-        .iter()
-        .map(|p| p.to_possible_value().expect("no variant is skipped").get_name().to_string());
+    let peers = args.peers.iter().map(|p| p.key());
     let output = Command::new(program)
         .args(["--json", "--rounds", "1", "--queries", &args.queries.to_string()])
         .args(["--items", &list(args.items.iter().map(ToString::to_string).collect())])
@@ -367,7 +318,7 @@ fn paired(args: &Args, other: &std::path::Path) {
 fn main() {
     let mut args = Args::parse();
     if args.peers.is_empty() {
-        args.peers = Peer::value_variants().to_vec();
+        args.peers = PEERS.to_vec();
     }
     if let Some(other) = &args.against {
         paired(&args, other);

@@ -10,8 +10,10 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+use lockfree_cuckoo_eval::keys::{KeySet, Queries};
+use lockfree_cuckoo_eval::peers::Peer;
+
 use crate::filters::Driver;
-use crate::keys::{KeySet, Queries};
 
 /// What to measure and how much.
 #[derive(Debug, Clone)]
@@ -91,10 +93,12 @@ fn mops(ops: u64, time: Duration) -> f64 {
 }
 
 /// Seed of the query streams: the same for every filter, so all answer the same questions.
-const QUERY_SEED: u64 = 0x5EED_CAFE;
+const QUERY_SEED: u64 = 5;
 
-/// Runs every experiment on the (empty) filter behind `driver`, reporting progress on stderr.
-pub(crate) fn run(name: &str, driver: &mut dyn Driver, plan: &Plan) -> Results {
+/// Runs every experiment on `peer`'s (empty) filter behind `driver`, reporting progress on
+/// stderr.
+pub(crate) fn run(peer: Peer, driver: &mut dyn Driver, plan: &Plan) -> Results {
+    let name = peer.legend();
     let started = Instant::now();
     let threads = driver.threads();
     let mut queries = Queries::new(QUERY_SEED);
@@ -111,7 +115,7 @@ pub(crate) fn run(name: &str, driver: &mut dyn Driver, plan: &Plan) -> Results {
     let limit = plan.stop_at.unwrap_or_else(|| driver.filter().slots());
 
     // Inserts the next `count` keys; returns how many went in, the time, and whether one was
-    // refused. Indices past a refusal are skipped, never reused: held keys need not be
+    // refused. Sequence numbers past a refusal are skipped, never reused: held keys need not be
     // contiguous.
     let mut insert_next = |driver: &mut dyn Driver, held: &mut KeySet, count: u64| {
         let start = Instant::now();
@@ -156,7 +160,7 @@ pub(crate) fn run(name: &str, driver: &mut dyn Driver, plan: &Plan) -> Results {
         }
 
         let x = held.len() as f64 / driver.filter().slots() as f64;
-        if held.len() > 0 {
+        if !held.is_empty() {
             let positives = queries.mixed(&held, plan.ops as usize, 1.0);
             let (mops, hits) = timed_lookups(driver, &positives);
             false_negatives += positives.len() as u64 - hits;
@@ -213,7 +217,7 @@ pub(crate) fn run(name: &str, driver: &mut dyn Driver, plan: &Plan) -> Results {
         }
     }
 
-    let (delete, lost) = if driver.filter().removes() {
+    let (delete, lost) = if peer.ops().remove {
         let (delete, lost) = empty(driver, &mut held, plan);
         (delete, Some(lost))
     } else {
@@ -245,14 +249,14 @@ fn empty(driver: &mut dyn Driver, held: &mut KeySet, plan: &Plan) -> (Vec<Point>
     let mut lost = 0;
     // The first window starts at full occupancy, the paper's starting point.
     let mut level = f64::INFINITY;
-    while held.len() > 0 {
+    while !held.is_empty() {
         let target = (level * slots).ceil() as u64;
         if target < held.len() {
             let ranges = held.take_front(held.len() - target);
             let count: u64 = ranges.iter().map(|r| r.end - r.start).sum();
             lost += count - driver.remove(&ranges);
         }
-        if held.len() == 0 || level == 0.0 {
+        if held.is_empty() || level == 0.0 {
             break;
         }
         let x = held.len() as f64 / slots;

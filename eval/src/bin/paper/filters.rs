@@ -1,5 +1,6 @@
-//! The filters under test (the peers of the eval crate's `peers` module) behind one interface, and
-//! the drivers that run batches of operations on them from one thread or several.
+//! The drivers that run batches of operations on the filters under test (the eval crate's
+//! peers; keys are `u64`s, hashed by each filter's own default hasher, as the paper includes
+//! hashing in its timings) from one thread or several.
 //!
 //! Each batch is one virtual call; the loop inside is compiled per filter, so the interface
 //! costs nothing per operation. Single-threaded peers are driven through `&mut self` and pay no
@@ -11,65 +12,8 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::thread;
 
-use crate::keys::key;
-use lockfree_cuckoo_eval::peers::{Acf, Bloom, CfSip, Local, Ours, Scalable, Shared};
-
-/// A filter used from one thread: a [`Local`] peer (keys are `u64`s, hashed by each filter's
-/// own default hasher, as the paper includes hashing in its timings) plus what the figures
-/// need. Filters that threads share through `&self` are also [`Shared`].
-pub(crate) trait Filter: Local {
-    /// Bytes of the filter's table: the numerator of bits per item.
-    fn table_bytes(&self) -> usize;
-    /// Items at 100% occupancy: fingerprint slots for a cuckoo filter, the item count a Bloom
-    /// filter was sized for. Occupancy on the figures' x axes is items over this.
-    fn slots(&self) -> u64;
-}
-
-impl Filter for Ours {
-    fn table_bytes(&self) -> usize {
-        self.0.bucket_count() * 8
-    }
-    fn slots(&self) -> u64 {
-        self.0.bucket_count() as u64 * 4
-    }
-}
-
-impl Filter for CfSip {
-    fn table_bytes(&self) -> usize {
-        self.inner.memory_usage()
-    }
-    fn slots(&self) -> u64 {
-        self.slots
-    }
-}
-
-impl Filter for Acf {
-    fn table_bytes(&self) -> usize {
-        // 16-bit fingerprints packed into machine words with no padding at four to a bucket.
-        self.0.capacity() * 2
-    }
-    fn slots(&self) -> u64 {
-        self.0.capacity() as u64
-    }
-}
-
-impl Filter for Bloom {
-    fn table_bytes(&self) -> usize {
-        self.inner.num_bits() / 8
-    }
-    fn slots(&self) -> u64 {
-        self.items as u64
-    }
-}
-
-impl Filter for Scalable {
-    fn table_bytes(&self) -> usize {
-        (self.0.bits() / 8) as usize
-    }
-    fn slots(&self) -> u64 {
-        self.0.capacity() as u64
-    }
-}
+use lockfree_cuckoo_eval::keys::{key, PRESENT};
+use lockfree_cuckoo_eval::peers::{Filter, Local, Shared};
 
 /// What an insert batch did.
 #[derive(Debug)]
@@ -84,19 +28,19 @@ pub(crate) struct Inserted {
 pub(crate) trait Driver {
     fn threads(&self) -> usize;
     fn filter(&self) -> &dyn Filter;
-    /// Inserts the keys with indices in `range`, stopping at the first refusal (with several
+    /// Inserts the [`PRESENT`] keys with sequence numbers in `range`, stopping at the first refusal (with several
     /// threads, each stops at its own refusal or soon after another's).
     fn insert(&mut self, range: Range<u64>) -> Inserted;
     /// Looks up every query; returns how many answered `true`.
     fn lookup(&mut self, queries: &[u64]) -> u64;
-    /// Removes the keys with indices in `ranges`; returns how many removes found their key.
+    /// Removes the [`PRESENT`] keys with sequence numbers in `ranges`; returns how many removes found their key.
     fn remove(&mut self, ranges: &[Range<u64>]) -> u64;
 }
 
 /// One thread, through `&mut self`.
 pub(crate) struct Serial<F>(pub(crate) F);
 
-impl<F: Filter> Driver for Serial<F> {
+impl<F: Local> Driver for Serial<F> {
     fn threads(&self) -> usize {
         1
     }
@@ -106,7 +50,7 @@ impl<F: Filter> Driver for Serial<F> {
     fn insert(&mut self, range: Range<u64>) -> Inserted {
         let Range { start, end } = range;
         for index in start..end {
-            if !self.0.insert(key(index)) {
+            if !self.0.insert(key(PRESENT, index)) {
                 return Inserted { ranges: iter::once(start..index).collect(), refused: true };
             }
         }
@@ -116,7 +60,11 @@ impl<F: Filter> Driver for Serial<F> {
         queries.iter().map(|&q| u64::from(self.0.contains(black_box(q)))).sum()
     }
     fn remove(&mut self, ranges: &[Range<u64>]) -> u64 {
-        ranges.iter().flat_map(|r| r.clone()).map(|i| u64::from(self.0.remove(key(i)))).sum()
+        ranges
+            .iter()
+            .flat_map(|r| r.clone())
+            .map(|i| u64::from(self.0.remove(key(PRESENT, i))))
+            .sum()
     }
 }
 
@@ -135,7 +83,7 @@ fn shares(range: Range<u64>, parts: usize) -> Vec<Range<u64>> {
     (0..parts).map(|p| range.start + len * p / parts..range.start + len * (p + 1) / parts).collect()
 }
 
-impl<F: Filter + Shared> Driver for Parallel<F> {
+impl<F: Shared> Driver for Parallel<F> {
     fn threads(&self) -> usize {
         self.threads
     }
@@ -154,7 +102,7 @@ impl<F: Filter + Shared> Driver for Parallel<F> {
                     let stop = &stop;
                     s.spawn(move || {
                         for index in share.clone() {
-                            if stop.load(Relaxed) || !Shared::insert(filter, key(index)) {
+                            if stop.load(Relaxed) || !Shared::insert(filter, key(PRESENT, index)) {
                                 stop.store(true, Relaxed);
                                 return share.start..index;
                             }
@@ -175,9 +123,7 @@ impl<F: Filter + Shared> Driver for Parallel<F> {
                 .chunks(chunk)
                 .map(|part| {
                     s.spawn(move || {
-                        part.iter()
-                            .map(|&q| u64::from(Shared::contains(filter, black_box(q))))
-                            .sum::<u64>()
+                        part.iter().map(|&q| u64::from(filter.contains(black_box(q)))).sum::<u64>()
                     })
                 })
                 .collect();
@@ -195,7 +141,7 @@ impl<F: Filter + Shared> Driver for Parallel<F> {
                     s.spawn(move || {
                         mine.into_iter()
                             .flatten()
-                            .map(|i| u64::from(Shared::remove(filter, key(i))))
+                            .map(|i| u64::from(Shared::remove(filter, key(PRESENT, i))))
                             .sum::<u64>()
                     })
                 })

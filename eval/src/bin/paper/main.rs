@@ -21,8 +21,8 @@
 mod cli;
 mod experiments;
 mod filters;
-mod keys;
 mod output;
+mod rows;
 mod svg;
 
 use std::process::ExitCode;
@@ -34,13 +34,13 @@ use lockfree_cuckoo::CuckooFilter;
 use crate::cli::{Args, Config};
 use crate::experiments::{run, Plan, Results};
 use crate::filters::{Parallel, Serial};
-use lockfree_cuckoo_eval::peers::{Acf, Bloom, CfSip, Ours, Scalable};
+use lockfree_cuckoo_eval::peers::{fpr_at_load, Local, Peer, Shared, Sizing, Visit};
 
-/// This crate's filter with `bytes` of table (rounded up to whole buckets), built through the
-/// public builder, and the capacity asked for. The builder sizes by capacity and the bucket
-/// count grows monotonically with it, so the least capacity giving that many buckets is found by
-/// bisection from a guess at the crate's documented 94% promise: about a dozen builds.
-fn sized_filter(bytes: u64) -> (CuckooFilter, usize) {
+/// The least capacity for which this crate's filter has `bytes` of table (rounded up to whole
+/// buckets), through the public builder. The builder sizes by capacity and the bucket count
+/// grows monotonically with it, so it is found by bisection from a guess at the crate's
+/// documented 94% promise: about a dozen builds.
+fn sized_capacity(bytes: u64) -> usize {
     let buckets = bytes.div_ceil(8) as usize;
     let large_enough =
         |capacity| CuckooFilter::builder().capacity(capacity).build().bucket_count() >= buckets;
@@ -64,7 +64,30 @@ fn sized_filter(bytes: u64) -> (CuckooFilter, usize) {
             lo = mid;
         }
     }
-    (CuckooFilter::builder().capacity(hi).build(), hi)
+    hi
+}
+
+/// One pass of every experiment over a peer: on one thread, or on `threads` for a concurrent
+/// peer.
+struct Pass<'a> {
+    plan: &'a Plan,
+    threads: usize,
+}
+
+impl Visit for Pass<'_> {
+    type Output = Results;
+
+    fn local<F: Local, M: Fn() -> F>(self, peer: Peer, make: M) -> Results {
+        assert_eq!(self.threads, 1, "{} is not concurrent", peer.name());
+        run(peer, &mut Serial(make()), self.plan)
+    }
+
+    fn shared<F: Shared, M: Fn() -> F>(self, peer: Peer, make: M) -> Results {
+        match self.threads {
+            1 => run(peer, &mut Serial(make()), self.plan),
+            threads => run(peer, &mut Parallel { filter: make(), threads }, self.plan),
+        }
+    }
 }
 
 /// The 1-, 5- and 15-minute load averages, where the system reports them: other work on the
@@ -94,7 +117,8 @@ fn main() -> ExitCode {
     }
     let started = Instant::now();
     let load_before = load_average();
-    let (filter, requested) = sized_filter(config.mib << 20);
+    let requested = sized_capacity(config.mib << 20);
+    let filter = CuckooFilter::with_capacity(requested);
     let capacity = filter.capacity() as u64;
     let plan = Plan {
         ops: config.ops,
@@ -113,16 +137,16 @@ fn main() -> ExitCode {
         config.ops,
         config.step * 100.0
     );
+    drop(filter);
 
     let mut results: Vec<Results> = Vec::new();
-    let name = "lockfree-cuckoo";
-    results.push(run(name, &mut Serial(Ours(filter)), &plan));
-    let ours_parallel = Ours(CuckooFilter::builder().capacity(requested).build());
-    results.push(run(
-        name,
-        &mut Parallel { filter: ours_parallel, threads: config.threads },
-        &plan,
-    ));
+    let n = capacity as usize;
+    // Only the peers sized by a rate read the rate; the cuckoo filters are built for `n` items.
+    let by_capacity = Sizing { items: n, fp: 0.0 };
+    let pass = |plan, threads| Pass { plan, threads };
+    let ours = Sizing { items: requested, ..by_capacity };
+    results.push(Peer::Ours.visit(ours, pass(&plan, 1)));
+    results.push(Peer::Ours.visit(ours, pass(&plan, config.threads)));
 
     if config.peers {
         let ours = results[0].full;
@@ -130,30 +154,16 @@ fn main() -> ExitCode {
         // also sized for ours' measured false-positive rate (or its expected one if the
         // queries found none), to show what the same job costs it in space.
         let same_items = Plan { stop_at: Some(ours.items), ..plan.clone() };
-        let fpr = if ours.fpr > 0.0 { ours.fpr } else { 8.0 * results[0].max_load / 65532.0 };
-        let n = capacity as usize;
+        let fp = if ours.fpr > 0.0 { ours.fpr } else { fpr_at_load(results[0].max_load) };
 
-        results.push(run("cuckoofilter", &mut Serial(CfSip::new(n)), &plan));
-        let atomic = || Acf::new(n);
-        results.push(run("atomic-cuckoo-filter", &mut Serial(atomic()), &plan));
-        let threads = config.threads;
-        results.push(run(
-            "atomic-cuckoo-filter",
-            &mut Parallel { filter: atomic(), threads },
-            &plan,
-        ));
+        results.push(Peer::Cf.visit(by_capacity, pass(&plan, 1)));
+        results.push(Peer::Acf.visit(by_capacity, pass(&plan, 1)));
+        results.push(Peer::Acf.visit(by_capacity, pass(&plan, config.threads)));
         // Only the concurrent cuckoo peer gets a threaded line: it is the comparison that
         // matters for this crate, and each extra pass at 192 MiB costs a minute or two.
-        results.push(run(
-            "fastbloom",
-            &mut Serial(Bloom::new(ours.items as usize, fpr)),
-            &same_items,
-        ));
-        let scalable = scalable_cuckoo_filter::ScalableCuckooFilterBuilder::new()
-            .initial_capacity(n)
-            .false_positive_probability(fpr)
-            .finish();
-        results.push(run("scalable_cuckoo_filter", &mut Serial(Scalable(scalable)), &same_items));
+        let bloom = Sizing { items: ours.items as usize, fp };
+        results.push(Peer::Fastbloom.visit(bloom, pass(&same_items, 1)));
+        results.push(Peer::Scalable.visit(Sizing { items: n, fp }, pass(&same_items, 1)));
     }
 
     let run = output::Run { elapsed: started.elapsed(), load_before, load_after: load_average() };
@@ -169,7 +179,7 @@ fn main() -> ExitCode {
     // The run doubles as a smoke test in CI: this crate must never lose an item.
     let broken: Vec<String> = results
         .iter()
-        .filter(|r| r.name == name && (r.false_negatives > 0 || r.lost != Some(0)))
+        .filter(|r| r.name == Peer::Ours.legend() && (r.false_negatives > 0 || r.lost != Some(0)))
         .map(|r| format!("{} thread(s)", r.threads))
         .collect();
     if broken.is_empty() {

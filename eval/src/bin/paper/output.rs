@@ -6,6 +6,9 @@ use std::time::Duration;
 
 use crate::cli::Config;
 use crate::experiments::{Point, Results, Snapshot};
+use lockfree_cuckoo_eval::grouped;
+
+use crate::rows::{self, label, ByOccupancy, ByPositive, Fixed, Lookups, Setting, Space, Table3};
 
 /// The paper's Table 3 (192 MB filters, 12-bit fingerprints for the cuckoo filters, one
 /// thread of a Xeon L5640): name, million items, bits per item, false-positive rate in percent,
@@ -19,15 +22,6 @@ pub(crate) const PAPER_TABLE3: [(&str, f64, f64, f64, f64); 6] = [
     ("dl-CBF", 103.82, 15.51, 0.76, 4.78),
 ];
 
-/// A pass's name in the summary and on the plots' legends.
-pub(crate) fn label(name: &str, threads: usize) -> String {
-    if threads == 1 {
-        name.to_owned()
-    } else {
-        format!("{name} ({threads} threads)")
-    }
-}
-
 /// The Table 3 rows of one pass: when full, and at this crate's promised capacity.
 fn table_rows(r: &Results) -> Vec<(&'static str, Snapshot)> {
     let full = if r.refused { "first refusal" } else { "same items as ours" };
@@ -36,27 +30,9 @@ fn table_rows(r: &Results) -> Vec<(&'static str, Snapshot)> {
     rows
 }
 
-/// Writes `name` in the output directory, counting it.
-fn write(config: &Config, files: &mut usize, name: &str, text: &str) -> io::Result<()> {
-    fs::write(config.out.join(name), text)?;
-    *files += 1;
-    Ok(())
-}
-
-/// A CSV document. No field contains a quote, and only a first one a comma (Figure 4's series
-/// names): the figures read the rows back split from the right.
-fn csv(header: &str, rows: impl IntoIterator<Item = String>) -> String {
-    let mut text = format!("{header}\n");
-    for row in rows {
-        text.push_str(&row);
-        text.push('\n');
-    }
-    text
-}
-
 /// Figure 4's data: bits per item against false-positive rate, as formulas over a grid of
-/// rates and as measured points. `svg.rs` styles the lines by these names.
-fn space_csv(results: &[Results]) -> String {
+/// rates and as measured points.
+fn space_rows(results: &[Results]) -> Vec<Space> {
     // Our table's achieved load stands in for α, as the paper uses empirical load factors.
     let alpha = results[0].max_load;
     let formulas: [(String, &dyn Fn(f64) -> f64); 3] = [
@@ -69,19 +45,24 @@ fn space_csv(results: &[Results]) -> String {
     let grid: Vec<f64> = (0..=80).map(|i| 10f64.powf(-5.0 + 4.0 * f64::from(i) / 80.0)).collect();
     let mut rows = Vec::new();
     for (name, bits) in &formulas {
-        rows.extend(grid.iter().map(|&e| format!("{name},formula,{e:.8},{:.4}", bits(e))));
+        rows.extend(grid.iter().map(|&e| Space {
+            series: name.clone(),
+            kind: "formula".into(),
+            fpr: Fixed(e),
+            bits_per_item: Fixed(bits(e)),
+        }));
     }
     for r in results.iter().filter(|r| r.threads == 1) {
         for (_, s) in table_rows(r).iter().filter(|(_, s)| s.fpr > 0.0) {
-            rows.push(format!(
-                "{}, measured,measured,{:.8},{:.4}",
-                r.name,
-                s.fpr,
-                s.bits_per_item()
-            ));
+            rows.push(Space {
+                series: format!("{}, measured", r.name),
+                kind: "measured".into(),
+                fpr: Fixed(s.fpr),
+                bits_per_item: Fixed(s.bits_per_item()),
+            });
         }
     }
-    csv("series,kind,fpr,bits_per_item", rows)
+    rows
 }
 
 /// Picks one measured line out of a pass.
@@ -111,60 +92,68 @@ pub(crate) struct Run {
 
 /// Writes every CSV file, then the SVG plots drawn from them; returns how many files.
 pub(crate) fn write_all(config: &Config, results: &[Results], run: &Run) -> io::Result<usize> {
-    fs::create_dir_all(&config.out)?;
+    let dir = config.out.as_path();
+    fs::create_dir_all(dir)?;
     let mut files = 0;
 
-    let rows = results.iter().flat_map(|r| {
-        table_rows(r).into_iter().map(move |(fill, s)| {
-            format!(
-                "{},{},{fill},{},{},{:.3},{:.8},{},{:.3}",
-                r.name,
-                r.threads,
-                s.items,
-                s.bytes,
-                s.bits_per_item(),
-                s.fpr,
-                s.fpr_queries,
-                s.construction_mops()
-            )
+    let table3 = results.iter().flat_map(|r| {
+        table_rows(r).into_iter().map(|(fill, s)| Table3 {
+            filter: r.name.clone(),
+            threads: r.threads,
+            fill,
+            items: s.items,
+            table_bytes: s.bytes,
+            bits_per_item: Fixed(s.bits_per_item()),
+            fpr: Fixed(s.fpr),
+            fpr_queries: s.fpr_queries,
+            construction_mops: Fixed(s.construction_mops()),
         })
     });
-    let header =
-        "filter,threads,fill,items,table_bytes,bits_per_item,fpr,fpr_queries,construction_mops";
-    write(config, &mut files, "table3.csv", &csv(header, rows))?;
+    rows::write(dir, rows::TABLE3, table3)?;
+    files += 1;
 
-    write(config, &mut files, "fig4_space.csv", &space_csv(results))?;
+    rows::write(dir, rows::FIG4, space_rows(results))?;
 
-    let rows = results.iter().flat_map(|r| {
-        r.by_positive
-            .iter()
-            .map(move |p| format!("{},{},{:.2},{:.3}", r.name, r.threads, p.x, p.mops))
+    files += 1;
+
+    let by_positive = results.iter().flat_map(|r| {
+        r.by_positive.iter().map(|p| ByPositive {
+            filter: r.name.clone(),
+            threads: r.threads,
+            positive_fraction: Fixed(p.x),
+            mops: Fixed(p.mops),
+        })
     });
-    let text = csv("filter,threads,positive_fraction,mops", rows);
-    write(config, &mut files, "fig5_lookup_vs_positive.csv", &text)?;
+    rows::write(dir, rows::FIG5, by_positive)?;
+    files += 1;
 
-    let rows = results.iter().flat_map(|r| {
+    let lookups = results.iter().flat_map(|r| {
         [("positive", positive as Pick), ("negative", negative)].into_iter().flat_map(
             move |(kind, pick)| {
-                pick(r).iter().map(move |p| {
-                    format!("{},{},{kind},{:.4},{:.3}", r.name, r.threads, p.x, p.mops)
+                pick(r).iter().map(move |p| Lookups {
+                    filter: r.name.clone(),
+                    threads: r.threads,
+                    queries: kind.to_owned(),
+                    occupancy: Fixed(p.x),
+                    mops: Fixed(p.mops),
                 })
             },
         )
     });
-    let text = csv("filter,threads,queries,occupancy,mops", rows);
-    write(config, &mut files, "fig6_lookup_vs_occupancy.csv", &text)?;
+    rows::write(dir, rows::FIG6, lookups)?;
+    files += 1;
 
-    for (name, pick) in [
-        ("fig7_insert_vs_occupancy.csv", inserts as Pick),
-        ("fig8_delete_vs_occupancy.csv", deletes),
-    ] {
-        let rows = results.iter().flat_map(|r| {
-            pick(r)
-                .iter()
-                .map(move |p| format!("{},{},{:.4},{:.3}", r.name, r.threads, p.x, p.mops))
+    for (name, pick) in [(rows::FIG7, inserts as Pick), (rows::FIG8, deletes)] {
+        let points = results.iter().flat_map(|r| {
+            pick(r).iter().map(|p| ByOccupancy {
+                filter: r.name.clone(),
+                threads: r.threads,
+                occupancy: Fixed(p.x),
+                mops: Fixed(p.mops),
+            })
         });
-        write(config, &mut files, name, &csv("filter,threads,occupancy,mops", rows))?;
+        rows::write(dir, name, points)?;
+        files += 1;
     }
 
     let settings = [
@@ -179,22 +168,10 @@ pub(crate) fn write_all(config: &Config, results: &[Results], run: &Run) -> io::
         ("load_average_before", run.load_before.clone()),
         ("load_average_after", run.load_after.clone()),
     ];
-    let rows = settings.iter().map(|(k, v)| format!("{k},{v}"));
-    write(config, &mut files, "run.csv", &csv("setting,value", rows))?;
-    Ok(files + crate::svg::draw_all(&config.out)?)
-}
-
-/// `n` with thousands separators.
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    let settings = settings.into_iter().map(|(setting, value)| Setting { setting, value });
+    rows::write(dir, rows::RUN, settings)?;
+    files += 1;
+    Ok(files + crate::svg::draw_all(dir)?)
 }
 
 fn mean(points: &[Point]) -> Option<f64> {
@@ -222,7 +199,7 @@ pub(crate) fn print_summary(config: &Config, results: &[Results], run: &Run) {
                 "{:<34} {:<19} {:>13} {:>8.1} {:>9.2} {:>8.4}% {:>11.2}",
                 label(&r.name, r.threads),
                 fill,
-                thousands(s.items),
+                grouped(s.items),
                 s.bytes as f64 / f64::from(1 << 20),
                 s.bits_per_item(),
                 s.fpr * 100.0,
@@ -236,7 +213,7 @@ pub(crate) fn print_summary(config: &Config, results: &[Results], run: &Run) {
             "{:<34} {:<19} {:>13} {:>8.1} {:>9.2} {:>8.4}% {:>11.2}",
             name,
             "paper",
-            thousands((items * 1e6) as u64),
+            grouped((items * 1e6) as u64),
             192.0,
             bits,
             fpr,
@@ -361,13 +338,5 @@ mod tests {
         }
         assert!(!text.contains("threads") && text.contains("\n0.001%\n"));
         fs::remove_dir_all(dir).unwrap();
-    }
-
-    #[test]
-    fn thousands_groups_digits() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1_000), "1,000");
-        assert_eq!(thousands(127_780_000), "127,780,000");
     }
 }

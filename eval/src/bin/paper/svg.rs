@@ -13,7 +13,9 @@ use plotters::element::{ComposedElement, DashedPathElement};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::output::label;
+use lockfree_cuckoo_eval::peers::Peer;
+
+use crate::rows::{self, label, ByOccupancy, ByPositive, Lookups, Space};
 
 /// The whole image, in pixels; the legend takes the 300 pixels right of the plotting area.
 const SIZE: (u32, u32) = (860, 480);
@@ -30,66 +32,78 @@ fn font_size(px: f64) -> f64 {
     (px * 1.24).round()
 }
 
+/// A throughput figure's points, each with its line: (filter, threads), (x, million ops/s).
+type Points = Vec<((String, usize), (f64, f64))>;
+
 /// One of Figures 5 to 8: throughput against a fraction on the x axis, shown in percent.
 struct Throughput {
     svg: &'static str,
     title: &'static str,
-    csv: &'static str,
-    x_column: &'static str,
     x_label: &'static str,
-    /// The value of the `queries` column to keep, where one CSV file holds two figures.
-    queries: Option<&'static str>,
+    points: fn(&Path) -> io::Result<Points>,
 }
 
 const THROUGHPUT: [Throughput; 5] = [
     Throughput {
         svg: "fig5_lookup_vs_positive.svg",
         title: "Fig. 5: lookups on a full filter",
-        csv: "fig5_lookup_vs_positive.csv",
-        x_column: "positive_fraction",
         x_label: "positive queries",
-        queries: None,
+        points: by_positive,
     },
     Throughput {
         svg: "fig6a_lookup_positive.svg",
         title: "Fig. 6a: positive lookups",
-        csv: "fig6_lookup_vs_occupancy.csv",
-        x_column: "occupancy",
         x_label: OCCUPANCY,
-        queries: Some("positive"),
+        points: |dir| lookups(dir, "positive"),
     },
     Throughput {
         svg: "fig6b_lookup_negative.svg",
         title: "Fig. 6b: negative lookups",
-        csv: "fig6_lookup_vs_occupancy.csv",
-        x_column: "occupancy",
         x_label: OCCUPANCY,
-        queries: Some("negative"),
+        points: |dir| lookups(dir, "negative"),
     },
     Throughput {
         svg: "fig7_insert_vs_occupancy.svg",
         title: "Fig. 7: inserts",
-        csv: "fig7_insert_vs_occupancy.csv",
-        x_column: "occupancy",
         x_label: OCCUPANCY,
-        queries: None,
+        points: |dir| by_occupancy(dir, rows::FIG7),
     },
     Throughput {
         svg: "fig8_delete_vs_occupancy.svg",
         title: "Fig. 8: delete until empty",
-        csv: "fig8_delete_vs_occupancy.csv",
-        x_column: "occupancy",
         x_label: OCCUPANCY,
-        queries: None,
+        points: |dir| by_occupancy(dir, rows::FIG8),
     },
 ];
 
+fn by_positive(dir: &Path) -> io::Result<Points> {
+    let rows: Vec<ByPositive> = rows::read(dir, rows::FIG5)?;
+    Ok(rows
+        .into_iter()
+        .map(|r| ((r.filter, r.threads), (r.positive_fraction.0, r.mops.0)))
+        .collect())
+}
+
+/// Figure 6's points of one kind of `queries`: one CSV file holds both halves.
+fn lookups(dir: &Path, queries: &str) -> io::Result<Points> {
+    let rows: Vec<Lookups> = rows::read(dir, rows::FIG6)?;
+    Ok(rows
+        .into_iter()
+        .filter(|r| r.queries == queries)
+        .map(|r| ((r.filter, r.threads), (r.occupancy.0, r.mops.0)))
+        .collect())
+}
+
+fn by_occupancy(dir: &Path, name: &str) -> io::Result<Points> {
+    let rows: Vec<ByOccupancy> = rows::read(dir, name)?;
+    Ok(rows.into_iter().map(|r| ((r.filter, r.threads), (r.occupancy.0, r.mops.0))).collect())
+}
+
 /// Draws every figure from the CSV files in `dir` into the same directory; returns how many.
 pub(crate) fn draw_all(dir: &Path) -> io::Result<usize> {
-    let mut plots = vec![("fig4_space.svg", space_plot(&Csv::read(dir, "fig4_space.csv")?)?)];
+    let mut plots = vec![("fig4_space.svg", space_plot(rows::read(dir, rows::FIG4)?))];
     for figure in THROUGHPUT {
-        let csv = Csv::read(dir, figure.csv)?;
-        let series = throughput_series(&csv, figure.x_column, figure.queries)?;
+        let series = throughput_series((figure.points)(dir)?);
         plots.push((
             figure.svg,
             Plot {
@@ -110,62 +124,13 @@ pub(crate) fn draw_all(dir: &Path) -> io::Result<usize> {
 }
 
 /// A filter keeps its colour on every plot; its concurrent line is dashed.
-fn color(filter: &str) -> RGBColor {
-    match filter {
-        "lockfree-cuckoo" => RGBColor(0xd6, 0x27, 0x28),
-        "cuckoofilter" => RGBColor(0x1f, 0x77, 0xb4),
-        "atomic-cuckoo-filter" => RGBColor(0x2c, 0xa0, 0x2c),
-        "fastbloom" => RGBColor(0x94, 0x67, 0xbd),
+fn color(legend: &str) -> RGBColor {
+    match Peer::by_legend(legend) {
+        Some(Peer::Ours) => RGBColor(0xd6, 0x27, 0x28),
+        Some(Peer::Cf) => RGBColor(0x1f, 0x77, 0xb4),
+        Some(Peer::Acf) => RGBColor(0x2c, 0xa0, 0x2c),
+        Some(Peer::Fastbloom) => RGBColor(0x94, 0x67, 0xbd),
         _ => RGBColor(0xff, 0x7f, 0x0e),
-    }
-}
-
-/// A CSV file as written by `output.rs`: a header, then rows.
-struct Csv {
-    name: String,
-    header: Vec<String>,
-    rows: Vec<Vec<String>>,
-}
-
-impl Csv {
-    fn read(dir: &Path, name: &str) -> io::Result<Csv> {
-        let text = fs::read_to_string(dir.join(name))
-            .map_err(|e| io::Error::new(e.kind(), format!("{name}: {e}")))?;
-        let mut lines = text.lines();
-        let header: Vec<String> =
-            lines.next().unwrap_or_default().split(',').map(Into::into).collect();
-        // Only a first field may hold commas, unquoted (Figure 4's series names, such as
-        // "fastbloom, measured"), so rows split from the right into the header's columns.
-        let rows = lines
-            .map(|line| {
-                let mut fields: Vec<String> =
-                    line.rsplitn(header.len(), ',').map(Into::into).collect();
-                fields.reverse();
-                fields
-            })
-            .collect();
-        Ok(Csv { name: name.to_owned(), header, rows })
-    }
-
-    fn invalid(&self, message: String) -> io::Error {
-        io::Error::new(io::ErrorKind::InvalidData, format!("{}: {message}", self.name))
-    }
-
-    /// Each row's field in column `name`.
-    fn column<'a>(&'a self, name: &str) -> io::Result<impl Iterator<Item = &'a str> + 'a> {
-        let i = self
-            .header
-            .iter()
-            .position(|h| h == name)
-            .ok_or_else(|| self.invalid(format!("no column `{name}`")))?;
-        Ok(self.rows.iter().map(move |row| row.get(i).map_or("", String::as_str)))
-    }
-
-    /// Each row's field in column `name`, as a number.
-    fn numbers(&self, name: &str) -> io::Result<Vec<f64>> {
-        self.column(name)?
-            .map(|v| v.parse().map_err(|_| self.invalid(format!("`{v}` in `{name}` is no number"))))
-            .collect()
     }
 }
 
@@ -181,40 +146,28 @@ fn group<K: PartialEq>(points: impl Iterator<Item = (K, (f64, f64))>) -> Vec<(K,
     groups
 }
 
-/// One line per pass (filter and thread count), x in percent, from a throughput CSV.
-fn throughput_series(csv: &Csv, x_column: &str, queries: Option<&str>) -> io::Result<Vec<Series>> {
-    let keep: Vec<bool> = match queries {
-        Some(kind) => csv.column("queries")?.map(|q| q == kind).collect(),
-        None => vec![true; csv.rows.len()],
-    };
-    let points = csv
-        .column("filter")?
-        .zip(csv.numbers("threads")?)
-        .zip(csv.numbers(x_column)?.into_iter().zip(csv.numbers("mops")?))
-        .zip(keep)
-        .filter(|&(_, keep)| keep)
-        .map(|(((filter, threads), (x, mops)), _)| ((filter, threads as usize), (x * 100.0, mops)));
-    Ok(group(points)
+/// One line per pass (filter and thread count), x in percent.
+fn throughput_series(points: Points) -> Vec<Series> {
+    let points = points.into_iter().map(|(line, (x, mops))| (line, (x * 100.0, mops)));
+    group(points)
         .into_iter()
         .map(|((filter, threads), points)| Series {
-            name: label(filter, threads),
-            color: color(filter),
+            name: label(&filter, threads),
+            color: color(&filter),
             dashed: threads > 1,
             line: true,
             markers: true,
             points,
         })
-        .collect())
+        .collect()
 }
 
 /// Figure 4: bits per item against false-positive rate, formulas as lines and measured filters
 /// as points (the `kind` column), styled by the series names `output.rs` writes.
-fn space_plot(csv: &Csv) -> io::Result<Plot> {
-    let points = csv
-        .column("series")?
-        .zip(csv.column("kind")?.map(|kind| kind == "formula"))
-        .zip(csv.numbers("fpr")?.into_iter().zip(csv.numbers("bits_per_item")?))
-        .map(|(key, (fpr, bits))| (key, (fpr * 100.0, bits)));
+fn space_plot(rows: Vec<Space>) -> Plot {
+    let points = rows
+        .into_iter()
+        .map(|r| ((r.series, r.kind == "formula"), (r.fpr.0 * 100.0, r.bits_per_item.0)));
     let series = group(points)
         .into_iter()
         .map(|((name, formula), points)| {
@@ -228,24 +181,17 @@ fn space_plot(csv: &Csv) -> io::Result<Plot> {
                 // The cuckoo filter's own formula, which the measured points test: solid.
                 (RGBColor(0x8c, 0x56, 0x4b), false)
             };
-            Series {
-                name: name.to_owned(),
-                color,
-                dashed,
-                line: formula,
-                markers: !formula,
-                points,
-            }
+            Series { name, color, dashed, line: formula, markers: !formula, points }
         })
         .collect();
-    Ok(Plot {
+    Plot {
         title: "Fig. 4: space against false-positive rate",
         x_label: "false-positive rate ε (log scale)",
         y_label: "bits per item",
         x_scale: Scale::Log,
         x_range: (0.001, 10.0),
         series,
-    })
+    }
 }
 
 /// How the x axis maps values to pixels.

@@ -36,25 +36,32 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use crossbeam_utils::CachePadded;
 use lockfree_cuckoo::CuckooFilter;
-use lockfree_cuckoo_eval::keys::mix;
+use lockfree_cuckoo_eval::grouped;
+use lockfree_cuckoo_eval::keys::{seeded_key, ABSENT, THREAD_BASE};
 use rand::rngs::SmallRng;
 use rand::{RngCore, SeedableRng};
 
 use crate::cli::Options;
-use crate::report::{grouped, json, table, GrowthEnd, Report, Snapshots, Tally};
+use crate::report::{table, GrowthEnd, Json, Report, Snapshots, Tally};
 
-// Keys are named, not drawn: `mix` is a bijection, so the keys of different threads and the
-// never-inserted ones cannot collide, and a lookup of a key that was never inserted is a true
-// negative by construction.
+// Keys are named, not drawn (`keys::seeded_key`, in the key set of `--seed`): thread `t` owns
+// the keys of space `THREAD_BASE + t` and asks the never-inserted ones of `ABSENT`, so the keys of
+// different threads and the never-inserted ones cannot collide, and a lookup of a key that was
+// never inserted is a true negative by construction.
 
-/// Key `seq` of thread `thread` (spaces below 2^20 threads), or of the never-inserted space.
+/// Key `seq` of thread `thread`.
 fn owned_key(seed: u64, thread: usize, seq: u64) -> u64 {
-    mix(mix(seed) ^ ((thread as u64 + 1) << 40 | seq))
+    seeded_key(seed, THREAD_BASE + thread as u64, seq)
 }
 
+/// Never-inserted key `seq`: the threads count up from 0, each taking every `threads`th; the
+/// check after the run counts down from the top of the space, so it asks other keys.
 fn absent_key(seed: u64, seq: u64) -> u64 {
-    mix(mix(seed) ^ (1 << 63 | seq))
+    seeded_key(seed, ABSENT, seq)
 }
+
+/// The last sequence number of a key space.
+const LAST_SEQ: u64 = (1 << 48) - 1;
 
 /// Per-thread counters the progress line reads; each on its own cache line.
 #[derive(Default)]
@@ -170,7 +177,7 @@ fn worker(
     let mut tally = Tally::default();
     let [c, i, _] = opts.mix;
     let churn = u64::from(opts.churn_percent());
-    let mut absent_seq = (thread as u64) << 40;
+    let mut absent_seq = thread as u64;
     let mut since_publish = 0u64;
     let started = Instant::now();
     let growth_deadline = opts.duration / 2;
@@ -192,7 +199,7 @@ fn worker(
                     live.false_negatives.fetch_add(1, Relaxed);
                 }
             } else {
-                absent_seq += 1;
+                absent_seq += opts.threads as u64;
                 tally.absent_checks += 1;
                 tally.absent_positives +=
                     u64::from(filter.contains(&absent_key(opts.seed, absent_seq)));
@@ -393,7 +400,7 @@ fn run(opts: Options) -> Report {
     let verify_missed_batch = answers.iter().filter(|&&b| !b).count() as u64;
     let final_fp_queries = 1_000_000u64;
     let final_fp_hits = (0..final_fp_queries)
-        .filter(|&i| filter.contains(&absent_key(opts.seed ^ 1, i)))
+        .filter(|&i| filter.contains(&absent_key(opts.seed, LAST_SEQ - i)))
         .count() as u64;
     let memory = filter.memory_usage();
     // What the memory check compares with: a filter presized for the capacity (freed at once).
@@ -433,7 +440,8 @@ fn main() -> ExitCode {
     let opts = Options::parse();
     let report = run(opts);
     if report.opts.json {
-        println!("{}", json(&report));
+        let json = serde_json::to_string(&Json::from(&report)).expect("the summary serialises");
+        println!("{json}");
     } else {
         print!("{}", table(&report));
     }

@@ -1,8 +1,11 @@
-//! The stress run's summary: a table for people, one JSON object for scripts.
+//! The stress run's summary: a table for people, one JSON object for scripts ([`Json`]).
 
 use std::fmt::Write as _;
 
 use lockfree_cuckoo::Stats;
+use lockfree_cuckoo_eval::grouped;
+use lockfree_cuckoo_eval::peers::fpr_at_load;
+use serde::Serialize;
 
 use crate::cli::Options;
 
@@ -178,9 +181,9 @@ impl Report {
     /// The expected false-positive rate; for a grown filter, a bound: every level full.
     fn fpr_expected(&self) -> f64 {
         if self.stats.levels > 1 {
-            8.0 * self.stats.levels as f64 / 65532.0
+            fpr_at_load(self.stats.levels as f64)
         } else {
-            8.0 * self.load / 65532.0
+            fpr_at_load(self.load)
         }
     }
 }
@@ -191,43 +194,12 @@ fn mib(bytes: usize) -> String {
     format!("{:.1} MiB", bytes as f64 / MIB as f64)
 }
 
-/// `text` as a JSON string.
-fn quoted(text: &str) -> String {
-    let mut out = String::from('"');
-    for ch in text.chars() {
-        match ch {
-            '"' | '\\' => {
-                out.push('\\');
-                out.push(ch);
-            }
-            c if c < ' ' => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
 fn pct(x: u64, of: u64) -> f64 {
     if of == 0 {
         0.0
     } else {
         100.0 * x as f64 / of as f64
     }
-}
-
-pub(crate) fn grouped(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
 }
 
 pub(crate) fn table(r: &Report) -> String {
@@ -425,106 +397,203 @@ fn growth_end(r: &Report) -> String {
     )
 }
 
-pub(crate) fn json(r: &Report) -> String {
-    let t = &r.tally;
-    let s = &r.stats;
-    let rate = |n: u64| n as f64 / r.elapsed / 1e6;
-    let paths: Vec<String> = s.insert_paths.iter().map(u64::to_string).collect();
-    let failures = r.failures();
-    format!(
-        concat!(
-            "{{\"threads\":{},\"duration_s\":{:.3},\"mix\":[{},{},{}],\"capacity\":{},",
-            "\"fill_percent\":{},\"seed\":{},",
-            "\"ops\":{{\"contains\":{},\"insert\":{},\"remove\":{}}},",
-            "\"mops_per_s\":{{\"contains\":{:.4},\"insert\":{:.4},\"remove\":{:.4},\"total\":{:.4}}},",
-            "\"load_factor\":{:.5},\"len\":{},\"buckets\":{},\"memory_bytes\":{},",
-            "\"fpr_run\":{:.7},\"fpr_after\":{:.7},\"fpr_expected\":{:.7},",
-            "\"absent_checks\":{},\"owned_checks\":{},",
-            "\"conservative_lookups\":{},\"relocations\":{},\"insert_paths\":[{}],",
-            "\"path_retries\":{},\"surplus_removals\":{},\"refused_inserts\":{},",
-            "\"grow\":{},\"levels\":{},\"discarded_levels\":{},\"retained_removals\":{},",
-            "\"pending_removals\":{},",
-            "\"churn\":{{\"percent\":{},\"reinserts\":{},\"extra_removes\":{},\"extra_copies_left\":{},",
-            "\"threads\":{}}},",
-            "\"growth_end\":{{\"reached\":{},\"threads\":{},\"s\":{:.3},\"held\":{},\"cut_short_threads\":{},",
-            "\"levels\":{},\"memory_bytes\":{}}},",
-            "\"memory_check\":{{\"levels_end\":{},\"levels_max\":{},\"memory_bytes_end\":{},",
-            "\"presized_memory_bytes\":{},\"memory_bytes_max\":{},\"pass\":{}}},",
-            "\"removes_missed\":{},\"false_negatives_run\":{},",
-            "\"verify\":{{\"live_keys\":{},\"extra_copies\":{},\"missed_contains\":{},\"missed_batch\":{},",
-            "\"remove_missed\":{},\"left_after_remove\":{}}},",
-            "\"snapshots\":{{\"count\":{},\"median_ms\":{:.3},\"p99_ms\":{:.3},\"max_ms\":{:.3},",
-            "\"captured_by_writers\":{}}},",
-            "\"false_negatives\":{},\"failures\":[{}],\"pass\":{}}}"
-        ),
-        r.opts.threads,
-        r.elapsed,
-        r.opts.mix[0],
-        r.opts.mix[1],
-        r.opts.mix[2],
-        r.opts.capacity,
-        r.opts.fill,
-        r.opts.seed,
-        t.contains,
-        t.inserts,
-        t.removes,
-        rate(t.contains),
-        rate(t.inserts),
-        rate(t.removes),
-        rate(t.contains + t.inserts + t.removes),
-        r.load,
-        r.len,
-        r.buckets,
-        r.memory,
-        t.absent_positives as f64 / t.absent_checks.max(1) as f64,
-        r.final_fp_hits as f64 / r.final_fp_queries.max(1) as f64,
-        r.fpr_expected(),
-        t.absent_checks,
-        t.owned_checks,
-        s.conservative_lookups,
-        s.relocations,
-        paths.join(","),
-        s.path_retries,
-        s.surplus_removals,
-        t.refused,
-        r.opts.grow,
-        s.levels,
-        s.discarded_levels,
-        s.retained_removals,
-        s.pending_removals,
-        r.opts.churn_percent(),
-        t.reinserts,
-        t.extra_removes,
-        r.extra_copies,
-        r.churn_threads,
-        r.growth_ended(),
-        r.growth_end.threads,
-        r.growth_end.at_s,
-        r.growth_end.held,
-        r.growth_end.cut_short,
-        r.growth_end.levels,
-        r.growth_end.memory,
-        s.levels,
-        r.levels_max(),
-        r.memory,
-        r.presized_memory,
-        r.memory_max(),
-        r.bounded(),
-        t.removes_missed,
-        t.false_negatives,
-        r.live_keys,
-        r.extra_copies,
-        r.verify_missed_scalar,
-        r.verify_missed_batch,
-        r.verify_remove_missed,
-        r.left_after_remove,
-        r.snapshots.millis.len(),
-        r.snapshots.quantile(0.5),
-        r.snapshots.quantile(0.99),
-        r.snapshots.quantile(1.0),
-        r.snapshots.captured,
-        r.false_negatives(),
-        failures.iter().map(|f| quoted(f)).collect::<Vec<_>>().join(","),
-        failures.is_empty()
-    )
+/// `x` with `decimals` decimals: the summary's precision, without rounding noise.
+fn rounded(x: f64, decimals: usize) -> f64 {
+    format!("{x:.decimals$}").parse().expect("a formatted number parses")
+}
+
+/// The summary for scripts: every field of the table, and the checks' inputs.
+#[derive(Serialize)]
+pub(crate) struct Json {
+    threads: usize,
+    duration_s: f64,
+    mix: [u32; 3],
+    capacity: usize,
+    fill_percent: u32,
+    seed: u64,
+    ops: Counts,
+    mops_per_s: Rates,
+    load_factor: f64,
+    len: usize,
+    buckets: usize,
+    memory_bytes: usize,
+    fpr_run: f64,
+    fpr_after: f64,
+    fpr_expected: f64,
+    absent_checks: u64,
+    owned_checks: u64,
+    conservative_lookups: u64,
+    relocations: u64,
+    insert_paths: Vec<u64>,
+    path_retries: u64,
+    surplus_removals: u64,
+    refused_inserts: u64,
+    grow: bool,
+    levels: usize,
+    discarded_levels: u64,
+    retained_removals: u64,
+    pending_removals: u64,
+    churn: ChurnJson,
+    growth_end: GrowthEndJson,
+    memory_check: MemoryCheck,
+    removes_missed: u64,
+    false_negatives_run: u64,
+    verify: Verify,
+    snapshots: SnapshotsJson,
+    false_negatives: u64,
+    failures: Vec<String>,
+    pass: bool,
+}
+
+#[derive(Serialize)]
+struct Counts {
+    contains: u64,
+    insert: u64,
+    remove: u64,
+}
+
+/// Million operations a second.
+#[derive(Serialize)]
+struct Rates {
+    contains: f64,
+    insert: f64,
+    remove: f64,
+    total: f64,
+}
+
+#[derive(Serialize)]
+struct ChurnJson {
+    percent: u32,
+    reinserts: u64,
+    extra_removes: u64,
+    extra_copies_left: usize,
+    threads: usize,
+}
+
+#[derive(Serialize)]
+struct GrowthEndJson {
+    reached: bool,
+    threads: usize,
+    s: f64,
+    held: usize,
+    cut_short_threads: usize,
+    levels: usize,
+    memory_bytes: usize,
+}
+
+#[derive(Serialize)]
+struct MemoryCheck {
+    levels_end: usize,
+    levels_max: usize,
+    memory_bytes_end: usize,
+    presized_memory_bytes: usize,
+    memory_bytes_max: usize,
+    pass: bool,
+}
+
+#[derive(Serialize)]
+struct Verify {
+    live_keys: usize,
+    extra_copies: usize,
+    missed_contains: u64,
+    missed_batch: u64,
+    remove_missed: u64,
+    left_after_remove: usize,
+}
+
+#[derive(Serialize)]
+struct SnapshotsJson {
+    count: usize,
+    median_ms: f64,
+    p99_ms: f64,
+    max_ms: f64,
+    captured_by_writers: u64,
+}
+
+impl From<&Report> for Json {
+    fn from(r: &Report) -> Self {
+        let t = &r.tally;
+        let s = &r.stats;
+        let rate = |n: u64| rounded(n as f64 / r.elapsed / 1e6, 4);
+        let failures = r.failures();
+        Json {
+            threads: r.opts.threads,
+            duration_s: rounded(r.elapsed, 3),
+            mix: r.opts.mix,
+            capacity: r.opts.capacity,
+            fill_percent: r.opts.fill,
+            seed: r.opts.seed,
+            ops: Counts { contains: t.contains, insert: t.inserts, remove: t.removes },
+            mops_per_s: Rates {
+                contains: rate(t.contains),
+                insert: rate(t.inserts),
+                remove: rate(t.removes),
+                total: rate(t.contains + t.inserts + t.removes),
+            },
+            load_factor: rounded(r.load, 5),
+            len: r.len,
+            buckets: r.buckets,
+            memory_bytes: r.memory,
+            fpr_run: rounded(t.absent_positives as f64 / t.absent_checks.max(1) as f64, 7),
+            fpr_after: rounded(r.final_fp_hits as f64 / r.final_fp_queries.max(1) as f64, 7),
+            fpr_expected: rounded(r.fpr_expected(), 7),
+            absent_checks: t.absent_checks,
+            owned_checks: t.owned_checks,
+            conservative_lookups: s.conservative_lookups,
+            relocations: s.relocations,
+            insert_paths: s.insert_paths.to_vec(),
+            path_retries: s.path_retries,
+            surplus_removals: s.surplus_removals,
+            refused_inserts: t.refused,
+            grow: r.opts.grow,
+            levels: s.levels,
+            discarded_levels: s.discarded_levels,
+            retained_removals: s.retained_removals,
+            pending_removals: s.pending_removals,
+            churn: ChurnJson {
+                percent: r.opts.churn_percent(),
+                reinserts: t.reinserts,
+                extra_removes: t.extra_removes,
+                extra_copies_left: r.extra_copies,
+                threads: r.churn_threads,
+            },
+            growth_end: GrowthEndJson {
+                reached: r.growth_ended(),
+                threads: r.growth_end.threads,
+                s: rounded(r.growth_end.at_s, 3),
+                held: r.growth_end.held,
+                cut_short_threads: r.growth_end.cut_short,
+                levels: r.growth_end.levels,
+                memory_bytes: r.growth_end.memory,
+            },
+            memory_check: MemoryCheck {
+                levels_end: s.levels,
+                levels_max: r.levels_max(),
+                memory_bytes_end: r.memory,
+                presized_memory_bytes: r.presized_memory,
+                memory_bytes_max: r.memory_max(),
+                pass: r.bounded(),
+            },
+            removes_missed: t.removes_missed,
+            false_negatives_run: t.false_negatives,
+            verify: Verify {
+                live_keys: r.live_keys,
+                extra_copies: r.extra_copies,
+                missed_contains: r.verify_missed_scalar,
+                missed_batch: r.verify_missed_batch,
+                remove_missed: r.verify_remove_missed,
+                left_after_remove: r.left_after_remove,
+            },
+            snapshots: SnapshotsJson {
+                count: r.snapshots.millis.len(),
+                median_ms: rounded(r.snapshots.quantile(0.5), 3),
+                p99_ms: rounded(r.snapshots.quantile(0.99), 3),
+                max_ms: rounded(r.snapshots.quantile(1.0), 3),
+                captured_by_writers: r.snapshots.captured,
+            },
+            false_negatives: r.false_negatives(),
+            pass: failures.is_empty(),
+            failures,
+        }
+    }
 }
