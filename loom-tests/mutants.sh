@@ -164,10 +164,6 @@ scan_unpublished() {
 scan_start_relaxed() {
     mutate_stripe open_scan 1 "Ordering::AcqRel" "Ordering::Relaxed"
 }
-# The scan's end on each stripe without Release: a remover that sees it may not see the pass.
-scan_end_relaxed() {
-    mutate_stripe close_scan 1 "Ordering::Release" "Ordering::Relaxed"
-}
 # A writer that sees the scan running but removes without capturing the bucket.
 writer_skips_capture() {
     mutate announce_removal 1 "self.rendezvous.capture(scan, index, &self.buckets[index]);" ""
@@ -255,7 +251,6 @@ mutants=(
     "count_bucket_loads_relaxed|count's bucket loads Relaxed"
     "scan_unpublished|scan not published on the stripes (a plain pass nobody helps)"
     "scan_start_relaxed|scan's start on the stripes Relaxed"
-    "scan_end_relaxed|scan's end on the stripes Relaxed"
     "writer_skips_capture|writer removes without capturing for the scan"
     "capture_before_ready|writer captures before the scan started on every stripe"
     "publication_relaxed|growth: new level published Relaxed"
