@@ -117,6 +117,7 @@ mod tests {
     const TRICKY: [u16; 9] = [0, 1, 2, 0x00FF, 0x0100, 0x7FFF, 0x8000, 0x8001, 0xFFFF];
 
     #[test]
+    #[cfg_attr(miri, ignore = "arithmetic only, too slow under Miri")]
     fn find_matches_naive_scan_for_every_lane_position_and_tricky_neighbours() {
         for target in TRICKY.iter().copied().filter_map(Fingerprint::from_lane) {
             for a in TRICKY {
@@ -151,6 +152,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "arithmetic only, too slow under Miri")]
     fn the_unused_word_is_full_and_matches_no_fingerprint() {
         assert_eq!(UNUSED_WORD, word([0xFFFF; LANES]));
         assert_eq!(find_empty(UNUSED_WORD), None);
@@ -161,6 +163,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "arithmetic only, too slow under Miri")]
     fn reserved_lane_finds_the_lowest_0xffff_lane() {
         for a in TRICKY {
             for b in TRICKY {

@@ -117,6 +117,7 @@ mod tests {
     const SIZES: [usize; 14] = [1, 2, 3, 4, 5, 7, 8, 9, 97, 255, 256, 257, 65_537, 1_000_003];
 
     #[test]
+    #[cfg_attr(miri, ignore = "arithmetic only, too slow under Miri")]
     fn mix_is_a_bijection_undone_by_unmix() {
         assert_eq!(MIX_1.wrapping_mul(inverse(MIX_1)), 1);
         assert_eq!(MIX_2.wrapping_mul(inverse(MIX_2)), 1);
@@ -148,6 +149,7 @@ mod tests {
     /// Every input bit must reach every fingerprint bit and the high index bits (the ones
     /// fastrange uses) with chance one half, or weak hashers would collapse them.
     #[test]
+    #[cfg_attr(miri, ignore = "arithmetic only, too slow under Miri")]
     fn every_input_bit_flips_every_fingerprint_and_high_index_bit_half_the_time() {
         let trials = 10_000;
         let mut flips = [[0u32; 64]; 64];
@@ -170,6 +172,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "arithmetic only, too slow under Miri")]
     fn alt_is_an_involution_within_range_for_every_size() {
         for m in SIZES {
             for f in (1..u16::MAX).step_by(97).chain([1, u16::MAX - 1]).map(Fingerprint::of) {
@@ -192,6 +195,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "arithmetic only, too slow under Miri")]
     fn index_stays_in_range_and_spreads_evenly() {
         for m in SIZES {
             assert_eq!(index(0, m), 0);
@@ -227,6 +231,7 @@ mod tests {
     /// with the chance that independence predicts: the sum of the squared probabilities of the
     /// fingerprints, 1/65,532 (`fingerprint`'s module).
     #[test]
+    #[cfg_attr(miri, ignore = "arithmetic only, too slow under Miri")]
     fn index_and_fingerprint_are_independent() {
         let buckets = 1 << 10;
         let mut by_bucket = vec![Vec::new(); buckets];

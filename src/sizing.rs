@@ -46,6 +46,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg_attr(miri, ignore = "arithmetic only, too slow under Miri")]
     fn buckets_for_is_the_least_sufficient_count() {
         for n in (0..5000).chain([65_535, 65_536, 100_000, 1 << 20, 10_000_019]) {
             let m = buckets_for(n).unwrap();
@@ -55,6 +56,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "arithmetic only, too slow under Miri")]
     fn capacity_is_monotone_in_buckets() {
         let mut last = 0;
         for m in 1..100_000 {

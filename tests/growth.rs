@@ -20,6 +20,7 @@ fn absent(i: u64) -> u64 {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "a million items")]
 fn grows_a_thousandfold_losing_nothing_within_the_accuracy_and_memory_targets() {
     let filter = growable(1_000);
     let presized = CuckooFilter::with_capacity(1_000_000);
@@ -43,6 +44,7 @@ fn grows_a_thousandfold_losing_nothing_within_the_accuracy_and_memory_targets() 
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "too slow under Miri")]
 fn a_ceiling_too_large_to_reach_still_grows() {
     let filter = CuckooFilter::builder().capacity(1_000).max_capacity(usize::MAX).build();
     for key in 0..20_000u32 {
@@ -65,7 +67,8 @@ fn every_operation_sees_every_level() {
     let filter = growable(8);
     filter.insert("old").unwrap();
     filter.insert("twice").unwrap();
-    for key in 0..1_000u32 {
+    let n: u32 = if cfg!(miri) { 300 } else { 1_000 };
+    for key in 0..n {
         filter.insert(&key).unwrap();
     }
     assert!(filter.stats().levels >= 3);
@@ -81,10 +84,11 @@ fn every_operation_sees_every_level() {
     assert!(!filter.remove("old"));
     assert!(filter.remove("new"));
     assert!(!filter.contains("new"));
-    assert_eq!(filter.len(), 1_002);
+    assert_eq!(filter.len(), n as usize + 2);
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "too slow under Miri")]
 fn batches_grow_and_agree_with_single_lookups() {
     let filter = growable(16);
     let keys: Vec<u64> = (0..50_000).collect();
@@ -100,6 +104,7 @@ fn batches_grow_and_agree_with_single_lookups() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "too slow under Miri")]
 fn the_item_ceiling_stops_growth_and_loses_nothing() {
     let filter = CuckooFilter::builder().capacity(100).max_capacity(5_000).build();
     let mut accepted = Vec::new();
@@ -127,6 +132,7 @@ fn the_item_ceiling_stops_growth_and_loses_nothing() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "too slow under Miri")]
 fn the_memory_ceiling_is_never_passed() {
     for bytes in [40_000, 100_000, 1_000_000, 3_000_000] {
         let filter = CuckooFilter::builder().capacity(1_000).max_memory(bytes).build();
@@ -149,6 +155,7 @@ fn the_memory_ceiling_is_never_passed() {
 /// Many small budgets, each filled until refused: the filter's `memory_usage`, hasher
 /// included, never passes the ceiling by a byte.
 #[test]
+#[cfg_attr(miri, ignore = "too slow under Miri")]
 fn the_memory_ceiling_holds_for_every_budget() {
     for bytes in (0..40).map(|k| 30_000 + 1_237 * k) {
         let filter = CuckooFilter::builder()
@@ -179,7 +186,8 @@ fn ceilings_below_the_first_table_are_build_errors() {
 #[test]
 fn snapshots_and_clones_keep_the_levels_and_keep_growing() {
     let filter = growable(10);
-    for key in 0..5_000u32 {
+    let n: u32 = if cfg!(miri) { 200 } else { 5_000 };
+    for key in 0..n {
         filter.insert(&key).unwrap();
     }
     let levels = filter.stats().levels;
@@ -189,19 +197,19 @@ fn snapshots_and_clones_keep_the_levels_and_keep_growing() {
     assert_eq!(bytes[12], 1, "a growable filter sets the level flag");
     let info = filter.write_to(Vec::new()).unwrap();
     assert_eq!(info.bytes, bytes.len() as u64);
-    assert_eq!(info.items, 5_000);
+    assert_eq!(info.items, u64::from(n));
     assert_eq!(info.buckets, filter.bucket_count() as u64);
     let loaded = CuckooFilter::from_bytes(&bytes).unwrap();
     let copy = filter.clone();
     for other in [&loaded, &copy] {
         assert_eq!(other.stats().levels, levels);
-        assert_eq!(other.len(), 5_000);
+        assert_eq!(other.len(), n as usize);
         assert_eq!(other.bucket_count(), filter.bucket_count());
         assert_eq!(other.capacity(), filter.capacity());
-        assert!((0..5_000u32).all(|key| other.contains(&key)));
+        assert!((0..n).all(|key| other.contains(&key)));
         assert_eq!(other.to_bytes(), bytes);
         // Still growable, with the same ceiling (none).
-        for key in 5_000..50_000u32 {
+        for key in n..10 * n {
             other.insert(&key).unwrap();
         }
         assert!(other.stats().levels > levels);
@@ -221,6 +229,7 @@ fn a_loaded_filter_keeps_its_ceiling() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "too slow under Miri")]
 fn truncated_and_forged_growable_snapshots_are_errors() {
     let filter = growable(10);
     for key in 0..300u32 {
@@ -242,18 +251,19 @@ fn truncated_and_forged_growable_snapshots_are_errors() {
 fn clear_goes_back_to_the_first_level() {
     let mut filter = growable(10);
     let first = filter.memory_usage();
-    for key in 0..1_000u32 {
+    let n: u32 = if cfg!(miri) { 300 } else { 1_000 };
+    for key in 0..n {
         filter.insert(&key).unwrap();
     }
     filter.clear();
     assert!(filter.is_empty());
     assert_eq!(filter.stats(), Default::default());
     assert_eq!(filter.memory_usage(), first);
-    assert!((0..1_000u32).all(|key| !filter.contains(&key)));
-    for key in 0..1_000u32 {
+    assert!((0..n).all(|key| !filter.contains(&key)));
+    for key in 0..n {
         filter.insert(&key).unwrap();
     }
-    assert_eq!(filter.len(), 1_000);
+    assert_eq!(filter.len(), n as usize);
 }
 
 #[test]
@@ -271,17 +281,18 @@ fn grown_filters_merge_level_by_level_and_lose_nothing() {
     // Grown alike: each level into its counterpart, which may be full (a level cannot take
     // another level's fingerprints); either way nothing of `a` is lost.
     let (a, b) = (growable(100), growable(100));
-    for key in 0..3_000u32 {
+    let n: u32 = if cfg!(miri) { 300 } else { 3_000 };
+    for key in 0..n {
         a.insert(&key).unwrap();
         b.insert(&(key + 10_000)).unwrap();
     }
     assert_eq!(a.stats().levels, b.stats().levels);
     match a.merge(&b) {
-        Ok(()) => assert!((0..3_000u32).all(|key| a.contains(&(key + 10_000)))),
-        Err(MergeError::Full { merged, remaining }) => assert!(merged + remaining >= 3_000),
+        Ok(()) => assert!((0..n).all(|key| a.contains(&(key + 10_000)))),
+        Err(MergeError::Full { merged, remaining }) => assert!(merged + remaining >= n as usize),
         Err(err) => panic!("{err}"),
     }
-    assert!((0..3_000u32).all(|key| a.contains(&key)));
+    assert!((0..n).all(|key| a.contains(&key)));
 
     let c = growable(100);
     let levels = a.stats().levels;
@@ -325,7 +336,7 @@ fn churning_a_key_split_across_levels_stays_bounded() {
     // Level 0 is full, so this copy goes to the newest level.
     filter.insert("split").unwrap();
     let (levels, memory) = (filter.stats().levels, filter.memory_usage());
-    for _ in 0..10_000 {
+    for _ in 0..if cfg!(miri) { 200 } else { 10_000 } {
         filter.insert("split").unwrap();
         assert!(filter.remove("split"));
     }
@@ -457,7 +468,11 @@ fn check(run: &GrowthRun, min_levels: usize) {
 
 #[test]
 fn threads_grow_the_filter_while_others_read_and_nothing_is_lost() {
-    check(&grow_under_load(16, 20_000), 5);
+    if cfg!(miri) {
+        check(&grow_under_load(16, 200), 3);
+    } else {
+        check(&grow_under_load(16, 20_000), 5);
+    }
 }
 
 #[test]
@@ -517,7 +532,7 @@ fn insert_until_full(filter: &CuckooFilter, keys: impl IntoIterator<Item = u64>)
 }
 
 /// Rounds of a churn: each live item inserted once more and removed again this many times.
-const CHURN_ROUNDS: usize = 30;
+const CHURN_ROUNDS: usize = if cfg!(miri) { 3 } else { 30 };
 
 /// A churn that passes this many bytes stops early: a leak then fails the test, not the machine.
 const CHURN_MEMORY_LIMIT: usize = 256 << 20;
@@ -641,6 +656,7 @@ fn churn(live: u64, threads: u64, item_ceiling: bool) {
 /// One thread inserts each of 2,000 live items of a grown filter once more and removes it
 /// again, 30 times over: the filter keeps its levels and memory, its `len` and every item.
 #[test]
+#[cfg_attr(miri, ignore = "too slow under Miri")]
 fn churning_live_items_grows_nothing() {
     churn(2_000, 1, false);
 }
@@ -649,12 +665,13 @@ fn churning_live_items_grows_nothing() {
 /// that nobody touches: nothing grows, nothing is lost, `len` is exact between rounds.
 #[test]
 fn churning_live_items_on_four_threads_grows_nothing() {
-    churn(2_000, 4, false);
+    churn(if cfg!(miri) { 100 } else { 2_000 }, 4, false);
 }
 
 /// The churns above in a filter with an item ceiling (four times its items), which the churn
 /// must neither reach nor fill: no re-insert of a live item is refused.
 #[test]
+#[cfg_attr(miri, ignore = "too slow under Miri")]
 fn churning_live_items_under_an_item_ceiling_grows_nothing() {
     churn(2_000, 1, true);
     churn(2_000, 4, true);
@@ -672,6 +689,7 @@ fn churning_200_000_live_items_grows_nothing() {
 /// filled, half emptied and churned 20 times over, it takes fresh items up to its capacity
 /// again, within its memory, losing none.
 #[test]
+#[cfg_attr(miri, ignore = "too slow under Miri")]
 fn churning_many_keys_under_a_memory_ceiling_keeps_capacity_honest() {
     const BYTES: usize = 64 * 1024;
     let filter = CuckooFilter::builder().capacity(1_000).max_memory(BYTES).build();
@@ -717,9 +735,9 @@ fn churning_many_keys_under_a_memory_ceiling_keeps_capacity_honest() {
 #[test]
 fn one_key_churned_by_four_threads_while_the_filter_grows_is_accepted() {
     const CHURNERS: u64 = 4;
-    const CHURNS: u64 = 20_000;
+    const CHURNS: u64 = if cfg!(miri) { 50 } else { 20_000 };
     const INSERTERS: u64 = 2;
-    const FRESH: u64 = 100_000;
+    const FRESH: u64 = if cfg!(miri) { 100 } else { 100_000 };
     let one = key(2, 0);
     let filter = growable(1_000);
     let inserting = AtomicU64::new(INSERTERS);
@@ -792,6 +810,7 @@ fn one_key_churned_by_four_threads_while_the_filter_grows_is_accepted() {
 /// removed four times each, every remove taking a copy, and end absent; the removes keep next to
 /// none of them.
 #[test]
+#[cfg_attr(miri, ignore = "too slow under Miri")]
 fn a_grown_filter_keeps_multiset_semantics() {
     // Four copies of each take 400 of level 0's 1,092 lanes.
     const KEYS: u64 = 100;
@@ -838,6 +857,7 @@ fn remove_every_copy(filter: &CuckooFilter, keys: u64, copies: usize) {
 /// with no item lost. Inserting and removing the same copies again claims those removals rather
 /// than leaving more behind.
 #[test]
+#[cfg_attr(miri, ignore = "too slow under Miri")]
 fn copies_of_items_in_a_full_level_leave_pending_removals_that_their_inserts_claim() {
     const KEYS: u64 = 500;
     let (filter, fillers) = grown_over(0..KEYS);
@@ -863,6 +883,7 @@ fn copies_of_items_in_a_full_level_leave_pending_removals_that_their_inserts_cla
 /// are exactly the filter's, the pending removals travel as removals retained for good, and
 /// nothing present is lost.
 #[test]
+#[cfg_attr(miri, ignore = "too slow under Miri")]
 fn copies_of_a_churned_filter_count_exactly() {
     const KEYS: u64 = 500;
     let churned = |keys: std::ops::Range<u64>| {

@@ -7,8 +7,9 @@ use lockfree_cuckoo::{CuckooFilter, MergeError};
 
 #[test]
 fn merge_adds_every_item_and_copy() {
-    let (a, b) = (CuckooFilter::with_capacity(10_000), CuckooFilter::with_capacity(10_000));
-    for k in 0..3_000u64 {
+    let (n, capacity): (u64, usize) = if cfg!(miri) { (300, 1_000) } else { (3_000, 10_000) };
+    let (a, b) = (CuckooFilter::with_capacity(capacity), CuckooFilter::with_capacity(capacity));
+    for k in 0..n {
         a.insert(&k).unwrap();
         b.insert(&(k + 1_000_000)).unwrap();
     }
@@ -16,9 +17,9 @@ fn merge_adds_every_item_and_copy() {
     b.insert("both").unwrap();
     b.insert("both").unwrap();
     a.merge(&b).unwrap();
-    assert_eq!(a.len(), 6_003);
-    assert_eq!(b.len(), 3_002, "the other filter is unchanged");
-    assert!((0..3_000u64).all(|k| a.contains(&k) && a.contains(&(k + 1_000_000))));
+    assert_eq!(a.len(), 2 * n as usize + 3);
+    assert_eq!(b.len(), n as usize + 2, "the other filter is unchanged");
+    assert!((0..n).all(|k| a.contains(&k) && a.contains(&(k + 1_000_000))));
     assert_eq!(a.count("both"), 3);
     // Every copy can be removed again, as often as it was inserted into either filter.
     for _ in 0..3 {
@@ -42,7 +43,7 @@ fn merging_a_filter_into_itself_doubles_its_copies() {
 fn different_settings_are_refused_and_change_nothing() {
     let a = CuckooFilter::with_capacity(1_000);
     a.insert("kept").unwrap();
-    let bigger = CuckooFilter::with_capacity(100_000);
+    let bigger = CuckooFilter::with_capacity(if cfg!(miri) { 10_000 } else { 100_000 });
     bigger.insert("other").unwrap();
     let err = a.merge(&bigger).unwrap_err();
     assert_eq!(
@@ -64,8 +65,9 @@ fn different_settings_are_refused_and_change_nothing() {
 
 #[test]
 fn running_out_of_room_says_how_far_it_got_and_loses_nothing() {
-    let (a, b) = (CuckooFilter::with_capacity(2_000), CuckooFilter::with_capacity(2_000));
-    for k in 0..2_000u64 {
+    let n = if cfg!(miri) { 200 } else { 2_000 };
+    let (a, b) = (CuckooFilter::with_capacity(n), CuckooFilter::with_capacity(n));
+    for k in 0..n as u64 {
         a.insert(&k).unwrap();
         b.insert(&(k + 1_000_000)).unwrap();
     }
@@ -73,9 +75,9 @@ fn running_out_of_room_says_how_far_it_got_and_loses_nothing() {
     let MergeError::Full { merged, remaining } = err else { panic!("not full: {err}") };
     assert_eq!(merged + remaining, b.len());
     assert!(remaining > 0);
-    assert_eq!(a.len(), 2_000 + merged);
-    assert!((0..2_000u64).all(|k| a.contains(&k)), "an item of the filter merged into was lost");
-    assert!((0..2_000u64).all(|k| b.contains(&(k + 1_000_000))), "the other filter lost an item");
+    assert_eq!(a.len(), n + merged);
+    assert!((0..n as u64).all(|k| a.contains(&k)), "an item of the filter merged into was lost");
+    assert!((0..n as u64).all(|k| b.contains(&(k + 1_000_000))), "the other filter lost an item");
     assert!(err.to_string().contains("fingerprints added"), "{err}");
 }
 
@@ -84,10 +86,13 @@ fn running_out_of_room_says_how_far_it_got_and_loses_nothing() {
 /// other filter is kept at 70% load, so its inserts relocate fingerprints during the merge's scan.
 #[test]
 fn merge_racing_inserts_and_removes_on_both_filters() {
-    const CAPACITY: usize = 50_000;
-    const STABLE_A: u64 = 5_000;
-    const STABLE_B: u64 = 25_000;
-    for round in 0..40u64 {
+    // Miri: one round, at a hundredth of the size.
+    const CAPACITY: usize = if cfg!(miri) { 500 } else { 50_000 };
+    const STABLE_A: u64 = CAPACITY as u64 / 10;
+    const STABLE_B: u64 = CAPACITY as u64 / 2;
+    const WINDOW_A: u64 = CAPACITY as u64 / 50;
+    const WINDOW_B: u64 = CAPACITY as u64 / 10;
+    for round in 0..if cfg!(miri) { 1 } else { 40u64 } {
         let a = CuckooFilter::with_capacity(CAPACITY);
         let b = CuckooFilter::with_capacity(CAPACITY);
         (0..STABLE_A).for_each(|k| a.insert(&(0, k)).unwrap());
@@ -96,7 +101,7 @@ fn merge_racing_inserts_and_removes_on_both_filters() {
         let ops = AtomicU64::new(0);
         std::thread::scope(|s| {
             for (t, filter, window) in
-                [(0, &a, 1_000), (1, &a, 1_000), (2, &b, 5_000), (3, &b, 5_000)]
+                [(0, &a, WINDOW_A), (1, &a, WINDOW_A), (2, &b, WINDOW_B), (3, &b, WINDOW_B)]
             {
                 let (stop, ops) = (&stop, &ops);
                 s.spawn(move || {
@@ -124,7 +129,7 @@ fn merge_racing_inserts_and_removes_on_both_filters() {
                 }
             });
             // Let the churn fill its windows first, so the merge meets removes and relocations.
-            while ops.load(Relaxed) < 30_000 {
+            while ops.load(Relaxed) < CAPACITY as u64 * 3 / 5 {
                 std::thread::yield_now();
             }
             a.merge(&b).unwrap();

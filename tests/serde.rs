@@ -5,9 +5,12 @@
 use lockfree_cuckoo::CuckooFilter;
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
+/// Items of [`filled`].
+const ITEMS: u64 = if cfg!(miri) { 400 } else { 4_000 };
+
 fn filled() -> CuckooFilter {
-    let filter = CuckooFilter::with_capacity(5_000);
-    for k in 0..4_000u64 {
+    let filter = CuckooFilter::with_capacity(ITEMS as usize * 5 / 4);
+    for k in 0..ITEMS {
         filter.insert(&k).unwrap();
     }
     filter.insert("twice").unwrap();
@@ -18,7 +21,7 @@ fn filled() -> CuckooFilter {
 fn assert_same(back: &CuckooFilter, original: &CuckooFilter) {
     assert_eq!(back.len(), original.len());
     assert_eq!(back.bucket_count(), original.bucket_count());
-    assert!((0..4_000u64).all(|k| back.contains(&k)));
+    assert!((0..ITEMS).all(|k| back.contains(&k)));
     assert_eq!(back.count("twice"), 2);
     assert_eq!(back.to_bytes(), original.to_bytes());
 }
@@ -59,6 +62,7 @@ fn serde_bytes_like(payload: &[u8]) -> impl serde::Serialize + '_ {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "too slow under Miri")]
 fn hostile_bytes_are_errors_with_the_load_error_message() {
     let good = filled().to_bytes();
     let mut rng = StdRng::seed_from_u64(7);
@@ -86,6 +90,7 @@ fn hostile_bytes_are_errors_with_the_load_error_message() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "too slow under Miri")]
 fn a_huge_claimed_length_is_refused_without_allocating_it() {
     // JSON cannot claim a length, but postcard can: a byte string said to be 2^60 bytes long.
     let mut claim = Vec::new();

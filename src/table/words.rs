@@ -78,7 +78,8 @@ impl Words {
     #[cfg(target_os = "linux")]
     fn mapped(len: usize, huge_pages: bool) -> Option<Self> {
         // loom's atomics are not plain words: a zeroed mapping is not a valid value of them.
-        if !huge_pages || crate::sync::MODEL_CHECKING {
+        // Miri cannot model the mapping's trimming (a partial `munmap`).
+        if !huge_pages || crate::sync::MODEL_CHECKING || cfg!(miri) {
             return None;
         }
         let bytes = len.checked_mul(core::mem::size_of::<AtomicU64>())?;
@@ -172,6 +173,8 @@ mod mapping {
         let start = base_address.next_multiple_of(HUGE_PAGE);
         let end = (start + bytes).next_multiple_of(page);
         let reserved_end = base_address + reserved;
+        // Pointers into the mapping are derived from `base`, keeping its provenance.
+        let at = |address: usize| base.wrapping_byte_add(address - base_address);
         // SAFETY: both ranges lie inside the mapping made above and start and end on page
         // boundaries (`base` is page-aligned and `HUGE_PAGE` a multiple of the page); nothing
         // refers to them. A failure leaves some slack mapped: harmless, as untouched anonymous
@@ -181,16 +184,16 @@ mod mapping {
                 libc::munmap(base, start - base_address);
             }
             if reserved_end > end {
-                libc::munmap(end as *mut c_void, reserved_end - end);
+                libc::munmap(at(end), reserved_end - end);
             }
         }
         // SAFETY: `start..end` is mapped above and owned by us; `madvise` changes no content. A
         // refusal (EINVAL on a kernel without transparent huge pages) leaves 4 KiB pages, which
         // is the fallback, so the result is not checked.
         unsafe {
-            libc::madvise(start as *mut c_void, end - start, libc::MADV_HUGEPAGE);
+            libc::madvise(at(start), end - start, libc::MADV_HUGEPAGE);
         }
-        NonNull::new(start as *mut c_void)
+        NonNull::new(at(start))
     }
 
     /// Unmaps what [`map`] returned.
@@ -213,7 +216,8 @@ mod tests {
     use super::*;
     use crate::sync::Ordering;
 
-    const LARGE: usize = 3 * HUGE_PAGE / 8 + 5;
+    // Under Miri nothing is mapped, and a large table would only be slow.
+    const LARGE: usize = if cfg!(miri) { 1_000 } else { 3 * HUGE_PAGE / 8 + 5 };
 
     #[test]
     fn filled_words_hold_the_value_on_either_backing() {
@@ -238,6 +242,7 @@ mod tests {
     /// Tables of at least one huge page are mapped on a huge-page boundary on Linux when asked;
     /// smaller tables, and tables built without huge pages, stay on the heap.
     #[test]
+    #[cfg_attr(miri, ignore = "Miri maps nothing")]
     fn large_tables_are_mapped_on_a_huge_page_boundary() {
         let mapped = Words::filled(LARGE, 0, true).unwrap();
         assert_eq!(mapped.is_mapped(), cfg!(target_os = "linux"));

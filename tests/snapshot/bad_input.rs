@@ -96,6 +96,7 @@ fn set_u64(bytes: &mut [u8], at: usize, value: u64) {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "too slow under Miri")]
 fn every_truncation_is_an_error() {
     let small = small();
     assert!(load(&small).is_ok());
@@ -124,6 +125,7 @@ fn every_truncation_is_an_error() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "too slow under Miri")]
 fn every_single_bit_flip_is_detected() {
     let small = small();
     let checksum_at = small.len() - 8;
@@ -154,6 +156,7 @@ fn every_single_bit_flip_is_detected() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "too slow under Miri")]
 fn random_bytes_are_refused_without_panicking() {
     let mut rng = StdRng::seed_from_u64(12);
     let valid = small();
@@ -173,6 +176,7 @@ fn random_bytes_are_refused_without_panicking() {
 /// right: not something this crate writes, but a well-formed snapshot, which loads. (Lanes are
 /// 0 or a fingerprint, `1..=0xFFFE`; 0xFFFF is refused, see below.)
 #[test]
+#[cfg_attr(miri, ignore = "too slow under Miri")]
 fn any_well_formed_words_load() {
     let mut rng = StdRng::seed_from_u64(13);
     let template = small();

@@ -180,14 +180,15 @@ fn run(setup: Setup) {
     }
 }
 
-/// The short run: 20,000 items, 300 copies by each of two copying threads.
+/// The short run: 20,000 items, 300 copies by each of two copying threads (under Miri, 400 items,
+/// two writers and three copies each).
 fn short(via: Via) {
     run(Setup {
         via,
-        capacity: 20_000,
-        writers: 5,
+        capacity: if cfg!(miri) { 400 } else { 20_000 },
+        writers: if cfg!(miri) { 2 } else { 5 },
         snapshotters: 2,
-        snapshots_each: 300,
+        snapshots_each: if cfg!(miri) { 3 } else { 300 },
         expect_captures: false,
     });
 }
