@@ -3,7 +3,7 @@
 # the raw pointers (the chain of levels, the snapshot scan's published copy, pending removals,
 # the bucket words) with a few threads: growth, live snapshots and clones, golden files, merges,
 # serde and concurrency. Tests too slow for the interpreter are `#[cfg_attr(miri, ignore)]`, and
-# others shrink under `cfg!(miri)`. Budget: about 5 minutes on 2 cores, most of it building.
+# others shrink under `cfg!(miri)`. Budget: about 7 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,8 +15,8 @@ if ! cargo +nightly miri --version >/dev/null 2>&1 \
 fi
 cargo +nightly miri --version
 
-# Strict provenance: the crate makes no integer-to-pointer casts (the huge-page mapping, which
-# does, is off under Miri: it cannot model the mapping's trimming).
+# Strict provenance: the crate makes no integer-to-pointer casts. The huge-page mapping is off
+# under Miri, which cannot model trimming a mapping with a partial `munmap`.
 export MIRIFLAGS="-Zmiri-strict-provenance"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}/miri"
 cargo +nightly miri test -p lockfree-cuckoo --lib --test growth --test snapshot --test merge \
