@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use crate::table::MAX_PATH_LEN;
+use crate::stats::MAX_PATH_LEN;
 
 /// Why an insert was refused. The filter is unchanged: nothing was stored and nothing was lost.
 ///

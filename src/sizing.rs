@@ -1,7 +1,7 @@
 //! How many buckets a requested capacity needs, and how many items a bucket count promises.
 //!
 //! Measured with the crate's breadth-first insert (paths of at most
-//! [`MAX_PATH_LEN`](crate::table::MAX_PATH_LEN) relocations), random tables first refuse an insert
+//! [`MAX_PATH_LEN`](crate::stats::MAX_PATH_LEN) relocations), random tables first refuse an insert
 //! at about 97% load when large; small tables vary much more (with 16 buckets, one in 100,000
 //! refuses at 62%). The promise is 94% of the lanes less a fixed reserve of 24 items, which keeps
 //! every table size below its one-in-100,000 first-refusal point. `buckets_for` inverts the

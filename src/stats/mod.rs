@@ -15,20 +15,24 @@
 use crossbeam_utils::CachePadded;
 
 use crate::sync::{self, AtomicU64, AtomicUsize, Ordering::Relaxed};
-use crate::table::MAX_PATH_LEN;
 
 mod thread_number;
 
 use thread_number::thread_number;
 
-/// Stripes owned by one thread each, at least and at most: those of threads numbered below.
+/// Longest cuckoo path an insert may commit, in relocations: the one home of the limit (libcuckoo
+/// uses five too), kept here, below the table and the errors that use it, where the counters
+/// keep a count for each length. `InsertError::Full` says it in words.
+pub(crate) const MAX_PATH_LEN: usize = 5;
+
+/// Shards owned by one thread each, at least and at most: those of threads numbered below.
 /// loom's threads have no number ([`thread_number`](fn@thread_number)), so models own none.
 const MIN_OWNED: usize = if sync::MODEL_CHECKING { 0 } else { 16 };
 const MAX_OWNED: usize = 256;
 /// Buckets of table for each owned shard past the minimum: a shard (128 bytes) for each 32 KiB
 /// of table, so that the owned shards past the minimum cost at most 0.4% of its size.
 const BUCKETS_PER_OWNED: usize = 4096;
-/// Stripes shared by every other thread, chosen by bucket. loom explores every atomic, and its
+/// Shards shared by every other thread, chosen by bucket. loom explores every atomic, and its
 /// threads own no shard: one shared shard keeps the models small.
 const SHARED: usize = if sync::MODEL_CHECKING { 1 } else { 16 };
 

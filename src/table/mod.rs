@@ -118,7 +118,6 @@ mod scan;
 mod stripe;
 mod words;
 
-pub(crate) use path::MAX_PATH_LEN;
 pub(crate) use scan::ScannedWords;
 
 use crate::bucket::{self, LANES};

@@ -9,11 +9,8 @@ use std::cell::RefCell;
 use crate::bucket::{self, LANES};
 use crate::fingerprint::Fingerprint;
 use crate::hash::{alt_index, Slots};
+use crate::stats::MAX_PATH_LEN;
 use crate::sync::{self, AtomicU64, Ordering::Relaxed};
-
-/// Longest cuckoo path an insert may commit, in relocations: the one home of the limit (libcuckoo
-/// uses five too). `InsertError::Full` says it in words and the stats keep a count per length.
-pub(crate) const MAX_PATH_LEN: usize = 5;
 
 /// Buckets the search may examine: both roots and four children a bucket, `MAX_PATH_LEN` deep
 /// (two trees of `1 + LANES + ... + LANES^MAX_PATH_LEN` nodes).
