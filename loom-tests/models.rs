@@ -397,8 +397,8 @@ fn m11_surplus_removal_vs_move_back() {
 /// Colliding items: X and Y share a fingerprint and the pair {home, away}; Y's first bucket is
 /// `home`, X's is `away`. X's only copy is in `home`, which is full; `away` has room. The writer
 /// inserts Y (it lands in `away`) and then removes Y (it takes the copy in `home`, its first
-/// bucket): as copies are interchangeable, a move of X from `home` to `away`, which must be announced like a
-/// relocation. The reader looks X up through `first`, reading that bucket first.
+/// bucket): as copies are interchangeable, a move of X from `home` to `away`, which must be
+/// announced like a relocation. The reader looks X up through `first`, reading that bucket first.
 fn colliding_insert_remove_vs_lookup(name: &str, home: usize, away: usize, read_away_first: bool) {
     let expected = ["before, before", "across, before", "across, across"];
     explore(name, &expected, move |seen| {
