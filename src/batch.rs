@@ -163,7 +163,7 @@ fn lookups(levels: &Levels, mixed_at: impl Fn(usize) -> u64, out: &mut [bool]) {
     pipelined(
         out.len(),
         mixed_at,
-        |m| levels::prefetch(prefetched, m),
+        |m| levels::prefetch(prefetched.iter().copied(), m),
         |i, mixed| {
             out[i] = chain.lookup(mixed);
             true

@@ -282,13 +282,18 @@ impl Levels {
     /// The levels of the chain from `newest`, read once.
     fn chain_from(&self, newest: *const Level) -> Chain<'_> {
         let mut tables = [&self.level_0; MAX_LEVELS];
-        let mut added = 0;
-        for level in self.added_from(newest) {
-            tables[added] = &level.table;
-            added += 1;
+        let mut len = 0;
+        for table in self.walk(newest) {
+            tables[len] = table;
+            len += 1;
         }
-        // `tables[added]` is level 0 already.
-        Chain { tables, len: added + 1 }
+        Chain { tables, len }
+    }
+
+    /// The tables of the chain from `newest` in [`Chain`]'s order (newest first, ending with
+    /// level 0), read lazily, for a caller that passes over them once.
+    fn walk(&self, newest: *const Level) -> impl Iterator<Item = &Table> {
+        self.added_from(newest).map(|level| &level.table).chain([&self.level_0])
     }
 
     /// The levels added to level 0 in the chain from `newest`, newest first: the one walk of
@@ -334,7 +339,7 @@ impl Levels {
         // On a miss there, start loading the item's buckets in the others that `prefetched`
         // names, so that their misses overlap.
         let chain = self.chain_from(newest);
-        prefetch(&chain.prefetched()[1..], mixed);
+        prefetch(chain.prefetched()[1..].iter().copied(), mixed);
         chain.tables()[1..].iter().any(|table| table.contains(mixed))
     }
 
@@ -464,7 +469,8 @@ impl Levels {
     /// of a grown filter (`home_of`), in the newest otherwise.
     #[inline]
     pub(crate) fn prefetch_for_insert(&self, mixed: u64) {
-        prefetch(self.chain().tables(), mixed);
+        // Lazily: a batch insert calls this for every item, and most filters have one level.
+        prefetch(self.walk(self.newest()), mixed);
     }
 
     /// Stores the item beside its copies if a level holds some, else in the newest level,
@@ -858,7 +864,7 @@ impl<'a> Chain<'a> {
 
 /// Asks the CPU to start loading the item's buckets in each of `tables`.
 #[inline]
-pub(crate) fn prefetch(tables: &[&Table], mixed: u64) {
+pub(crate) fn prefetch<'t>(tables: impl IntoIterator<Item = &'t Table>, mixed: u64) {
     for table in tables {
         table.prefetch(table.slots(mixed));
     }
