@@ -41,8 +41,31 @@ impl Builder<DefaultHashBuilder> {
             lookup_retries: DEFAULT_LOOKUP_RETRIES,
             huge_pages: true,
             growth: None,
-            hasher: DefaultHashBuilder,
+            hasher: DefaultHashBuilder::new(),
         }
+    }
+
+    /// Keys the default hasher with `seed` instead of a random key
+    /// ([`DefaultHashBuilder::with_seed`]): filters built with one seed map every item alike, in
+    /// every process, build and version, as shards to be [merged](CuckooFilter::merge) or
+    /// replicas must. Anyone who knows the seed can aim items at chosen buckets (README,
+    /// "Security"): keep it secret where clients choose the items.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let a = CuckooFilter::builder().capacity(1_000).seed(42).build();
+    /// let b = CuckooFilter::builder().capacity(1_000).seed(42).build();
+    /// a.insert("left")?;
+    /// b.insert("right")?;
+    /// a.merge(&b)?;
+    /// assert!(a.contains("right"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn seed(self, seed: u64) -> Self {
+        self.hasher(DefaultHashBuilder::with_seed(seed))
     }
 }
 

@@ -40,7 +40,8 @@ pub struct CuckooFilter<S = DefaultHashBuilder> {
 }
 
 impl CuckooFilter<DefaultHashBuilder> {
-    /// A filter that accepts at least `capacity` distinct items, with the default hasher.
+    /// A filter that accepts at least `capacity` distinct items, with the default hasher under a
+    /// random key ([`DefaultHashBuilder::new`]).
     ///
     /// Inserts from several threads at once reach the capacity too. Past it, inserts succeed
     /// until the table is about 95% full and then return [`InsertError::Full`].
@@ -63,7 +64,7 @@ impl CuckooFilter<DefaultHashBuilder> {
         Self::builder().capacity(capacity).build()
     }
 
-    /// A [`Builder`] with the default hasher and capacity 0.
+    /// A [`Builder`] with the default hasher under a random key, and capacity 0.
     ///
     /// # Examples
     ///

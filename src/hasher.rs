@@ -1,24 +1,34 @@
-//! The hashers: the default one, whose output `FORMAT.md` specifies ("The default hasher") so that
-//! snapshots move between builds, targets, CPU features and crate versions, and aHash as an
-//! opt-in for filters that live in one process.
+//! The hashers: the default one, keyed by a secret that each filter draws from the operating
+//! system, and aHash as an opt-in for filters that live in one process.
 //!
-//! The default hasher only *compresses* what `Hash` writes into 64 bits: the filter finalises
-//! every hash with its mix (`hash::mix`) before it takes slots from it, so a finalisation here
-//! would be a second one on every operation's critical path. An integer key costs one xor: the
-//! hash of a `u64` is the key xor a constant, which the mix then spreads like any hash. Two
-//! integers, or up to 16 bytes of a string, are absorbed by one 64x64 to 128-bit multiply whose
-//! halves are folded together (the compression of wyhash and foldhash), which is what keeps
-//! distinct keys distinct; the finalisation that makes every bit count is the filter's. Chosen
-//! by measurement against aHash, foldhash, XXH3 and SipHash (`BENCHMARKS.md`, "The hot path").
+//! The default hasher follows foldhash's construction with secrets (its folded multiply of two
+//! input words, each xored with a key word): `FORMAT.md` ("The default hasher") specifies it, with
+//! the key as a parameter, so that the same key gives the same filter in every build, target, CPU
+//! feature set and crate version, and snapshots carry the key. Without the key, an item's hash is
+//! a folded product of two unknown words, so items cannot be aimed at chosen buckets (README,
+//! "Security"); every input word, the last one included, passes through such a product.
+//!
+//! It only *compresses* what `Hash` writes into 64 bits: the filter finalises every hash with its
+//! mix (`hash::mix`) before it takes slots from it. Chosen by measurement against aHash, foldhash,
+//! XXH3 and SipHash (`BENCHMARKS.md`, "The hot path" and "Keyed default hasher").
+//!
+//! The format-4 default hasher is the same algorithm with fixed key words (pi's digits) and an
+//! unfolded last word: [`DefaultHashBuilder`] keeps it for the filters that snapshots of format 4
+//! load into, so they find their items.
 
+use core::any::Any;
+use core::fmt;
 use core::hash::{BuildHasher, Hasher};
 
-/// The starting state: the first 64 fractional bits of pi.
-const SEED: u64 = 0x243F_6A88_85A3_08D3;
-/// What each absorbed pair of words is xored with before it is multiplied: the next 128 bits of
-/// pi. They keep a zero word from zeroing the product.
-const PAIR_LOW: u64 = 0x1319_8A2E_0370_7344;
-const PAIR_HIGH: u64 = 0xA409_3822_299F_31D0;
+/// The format-4 hasher's key words: the first 192 fractional bits of pi.
+const FORMAT_4: Keys = Keys {
+    start: 0x243F_6A88_85A3_08D3,
+    low: 0x1319_8A2E_0370_7344,
+    high: 0xA409_3822_299F_31D0,
+};
+
+/// The increment of SplitMix64, which expands a seed into the key words.
+const GOLDEN_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
 
 /// The 128-bit product of `a` and `b`, its two halves xored together.
 #[inline]
@@ -27,11 +37,41 @@ const fn fold(a: u64, b: u64) -> u64 {
     product as u64 ^ (product >> 64) as u64
 }
 
-/// The default hasher's builder: [`DefaultHasher`] from a fixed state, so an item hashes the same
-/// in every process, build, target and crate version (`FORMAT.md`, "The default hasher").
+/// The `k`-th output of SplitMix64 from `seed` (Steele, Lea and Flood, 2014): its state after
+/// `k + 1` increments, finalised.
+const fn splitmix64(seed: u64, k: u64) -> u64 {
+    let mut z = seed.wrapping_add(GOLDEN_GAMMA.wrapping_mul(k + 1));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The three key words: the starting state, and the words each absorbed pair is xored with
+/// before it is multiplied.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Keys {
+    start: u64,
+    low: u64,
+    high: u64,
+}
+
+impl Keys {
+    /// The key words of `seed` (`FORMAT.md`, "The default hasher"): SplitMix64's first three
+    /// outputs from it.
+    const fn of_seed(seed: u64) -> Self {
+        Self { start: splitmix64(seed, 0), low: splitmix64(seed, 1), high: splitmix64(seed, 2) }
+    }
+}
+
+/// The default hasher's builder: [`DefaultHasher`] under a key, drawn at random for each
+/// filter ([`new`](Self::new)) or derived from a seed ([`with_seed`](Self::with_seed)).
 ///
-/// Its hashes are inputs for the filter, which finalises them: on its own, the hash of an integer
-/// key is the key xor a constant. For a hash table, use a general-purpose hasher.
+/// The algorithm is specified in `FORMAT.md` ("The default hasher"), so one seed gives the same
+/// hashes in every process, build, target and crate version; a snapshot records the seed, and a
+/// filter loaded from it hashes as the saved one did. Its hashes are inputs for the filter, which
+/// finalises them: for a hash table, use a general-purpose hasher.
+///
+/// `Debug` shows whether a builder is keyed, never its seed.
 ///
 /// # Examples
 ///
@@ -39,37 +79,144 @@ const fn fold(a: u64, b: u64) -> u64 {
 /// use std::hash::BuildHasher;
 /// use lockfree_cuckoo::DefaultHashBuilder;
 ///
-/// // Specified: the same value in every build (a test vector of FORMAT.md).
-/// assert_eq!(DefaultHashBuilder.hash_one(0u64), 0x243F_6A88_85A3_08D3);
+/// // A seed gives the same hashes everywhere (a test vector of FORMAT.md).
+/// let seeded = DefaultHashBuilder::with_seed(0);
+/// assert_eq!(seeded.hash_one(0u64), 0x47D2_8E97_4CE5_7B85);
+/// assert_eq!(seeded.seed(), Some(0));
+///
+/// // A random key: another hash for the same item, almost surely.
+/// let random = DefaultHashBuilder::new();
+/// assert_ne!(random.hash_one(0u64), seeded.hash_one(0u64));
 /// ```
-#[derive(Clone, Copy, Debug, Default)]
-pub struct DefaultHashBuilder;
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct DefaultHashBuilder {
+    keys: Keys,
+    /// The seed the keys came from; `None` for the format-4 hasher.
+    seed: Option<u64>,
+}
+
+impl DefaultHashBuilder {
+    /// A builder with a random key: a seed drawn from the keys that the standard library draws
+    /// from the operating system for `HashMap` (`std::hash::RandomState`), through SipHash-1-3,
+    /// so that every call gives another, unpredictable seed without a system call.
+    #[must_use]
+    pub fn new() -> Self {
+        use std::hash::RandomState;
+        Self::with_seed(RandomState::new().build_hasher().finish())
+    }
+
+    /// A builder whose key is derived from `seed`: for reproducible filters (tests, shards built
+    /// apart to be [merged](crate::CuckooFilter::merge), replicas). Anyone who knows the seed can
+    /// compute where items land, so a filter that takes items from untrusted clients should keep
+    /// it secret (README, "Security").
+    #[must_use]
+    pub const fn with_seed(seed: u64) -> Self {
+        Self { keys: Keys::of_seed(seed), seed: Some(seed) }
+    }
+
+    /// The seed of the key, `None` for the unkeyed hasher of format-4 snapshots.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::builder().seed(7).build();
+    /// assert_eq!(filter.hasher().seed(), Some(7));
+    /// ```
+    #[must_use]
+    pub const fn seed(&self) -> Option<u64> {
+        self.seed
+    }
+
+    /// The unkeyed default hasher of the builds that wrote format version 4, for the filters
+    /// that such snapshots load into (a test hook: a new filter is always keyed).
+    #[cfg(any(test, feature = "test-hooks"))]
+    #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
+    #[must_use]
+    pub const fn format_4() -> Self {
+        Self::FORMAT_4
+    }
+
+    const FORMAT_4: Self = Self { keys: FORMAT_4, seed: None };
+
+    /// The hasher of a snapshot that records `seed` (`None`: it records none, so it was written
+    /// under the format-4 hasher or another hasher, which the probes tell apart).
+    pub(crate) const fn of_snapshot(seed: Option<u64>) -> Self {
+        match seed {
+            Some(seed) => Self::with_seed(seed),
+            None => Self::FORMAT_4,
+        }
+    }
+}
+
+impl Default for DefaultHashBuilder {
+    /// [`DefaultHashBuilder::new`]: a random key.
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for DefaultHashBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DefaultHashBuilder").field("keyed", &self.seed.is_some()).finish_non_exhaustive()
+    }
+}
+
+/// The seed of `hasher` if it is a keyed [`DefaultHashBuilder`], for the snapshot to record.
+pub(crate) fn seed_of<S: 'static>(hasher: &S) -> Option<u64> {
+    (hasher as &dyn Any).downcast_ref::<DefaultHashBuilder>().and_then(DefaultHashBuilder::seed)
+}
+
+/// Gives `hasher`, if it is a [`DefaultHashBuilder`], the key of a snapshot that records `seed`:
+/// a default hasher loads every snapshot written under one, whatever key it was drawn with.
+pub(crate) fn adopt_snapshot_key<S: 'static>(hasher: &mut S, seed: Option<u64>) {
+    if let Some(default) = (hasher as &mut dyn Any).downcast_mut::<DefaultHashBuilder>() {
+        *default = DefaultHashBuilder::of_snapshot(seed);
+    }
+}
 
 impl BuildHasher for DefaultHashBuilder {
     type Hasher = DefaultHasher;
 
     #[inline]
     fn build_hasher(&self) -> DefaultHasher {
-        DefaultHasher { state: SEED, pending: None }
+        DefaultHasher {
+            state: self.keys.start,
+            pending: None,
+            low: self.keys.low,
+            high: self.keys.high,
+            fold_last: self.seed.is_some(),
+        }
     }
 }
 
 /// The hasher made by [`DefaultHashBuilder`]: integers written are absorbed two words at a time,
 /// byte strings 16 bytes at a time; `FORMAT.md` specifies each step.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct DefaultHasher {
     state: u64,
     /// A word waiting for the next one, to be absorbed with it.
     pending: Option<u64>,
+    low: u64,
+    high: u64,
+    /// Whether `finish` absorbs a pending word with a multiply (keyed) or xors it into the state
+    /// (the format-4 hasher).
+    fold_last: bool,
+}
+
+impl fmt::Debug for DefaultHasher {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DefaultHasher").finish_non_exhaustive()
+    }
 }
 
 impl DefaultHasher {
     /// Absorbs two words into the state.
     #[inline]
     fn pair(&mut self, a: u64, b: u64) {
-        self.state = fold(self.state ^ a ^ PAIR_LOW, b ^ PAIR_HIGH);
+        self.state = fold(self.state ^ a ^ self.low, b ^ self.high);
     }
-
     /// An integer's word: pending until the next one, then absorbed with it.
     #[inline]
     fn word(&mut self, word: u64) {
@@ -104,10 +251,15 @@ fn short_reads(bytes: &[u8]) -> (u64, u64) {
 }
 
 impl Hasher for DefaultHasher {
-    /// The state, xored with a word still waiting for its pair.
+    /// The state, after a word still waiting for its pair is absorbed with a zero word (the
+    /// format-4 hasher xors it into the state instead).
     #[inline]
     fn finish(&self) -> u64 {
-        self.state ^ self.pending.unwrap_or(0)
+        match self.pending {
+            None => self.state,
+            Some(last) if self.fold_last => fold(self.state ^ last ^ self.low, self.high),
+            Some(last) => self.state ^ last,
+        }
     }
 
     /// The bytes in one piece, whatever earlier writes left pending (`FORMAT.md`): a short
@@ -218,11 +370,11 @@ impl BuildHasher for AHashBuilder {
 mod tests {
     use super::*;
 
-    /// The test vectors of `FORMAT.md`, "The default hasher": the hash of each key and, through
+    /// The test vectors of `FORMAT.md`, "The format-4 hasher": the hash of each key and, through
     /// the filter's mix, its fingerprint and buckets among 1,000. Both are part of the format.
     #[test]
-    fn default_hasher_matches_the_format_specification() {
-        let h = DefaultHashBuilder;
+    fn format_4_hasher_matches_the_format_specification() {
+        let h = DefaultHashBuilder::format_4();
         let vectors = [
             (h.hash_one(0u64), 0x243F_6A88_85A3_08D3, 0x1829, 266, 274),
             (h.hash_one(0x0123_4567_89AB_CDEFu64), 0x251C_2FEF_0C08_C53C, 0x9BF3, 188, 582),
@@ -251,9 +403,120 @@ mod tests {
         }
     }
 
+    /// The keyed test vectors of `FORMAT.md`, "The default hasher", for two seeds: the key
+    /// words, the hash of each key and its fingerprint and buckets among 1,000.
+    #[test]
+    fn keyed_hasher_matches_the_format_specification() {
+        assert_eq!(
+            [Keys::of_seed(0).start, Keys::of_seed(0).low, Keys::of_seed(0).high],
+            [0xE220_A839_7B1D_CDAF, 0x6E78_9E6A_A1B9_65F4, 0x06C4_5D18_8009_454F]
+        );
+        let vectors: [(u64, [(u64, u16, usize, usize); 9]); 2] = [
+            (
+                0,
+                [
+                    (0x47D2_8E97_4CE5_7B85, 0xE2B7, 982, 92),
+                    (0x9F05_5867_8A4C_7AF3, 0x1556, 217, 484),
+                    (0x6681_8CDE_5E35_47AC, 0x22A6, 211, 750),
+                    (0x31D8_43FB_3E28_0501, 0x593A, 994, 138),
+                    (0x86A0_8A3F_C143_ADD5, 0x6961, 218, 484),
+                    (0xC3FB_C1DB_885B_9F4C, 0xD81D, 786, 944),
+                    (0x2747_D857_1996_E59D, 0x7196, 727, 465),
+                    (0xD666_D8D1_828A_890A, 0x7553, 425, 225),
+                    (0xEBF9_1195_4AF2_DCFC, 0x6CC3, 371, 549),
+                ],
+            ),
+            (
+                0x0123_4567_89AB_CDEF,
+                [
+                    (0x79EE_B710_073F_0A74, 0xDE99, 442, 224),
+                    (0x465C_AE34_2B06_D289, 0xB2F8, 374, 471),
+                    (0x3931_D7E7_EA35_E847, 0x5170, 122, 650),
+                    (0x43F8_BF8F_645F_2313, 0xA438, 976, 172),
+                    (0x6CD8_92D1_9858_F4FD, 0x9C59, 724, 86),
+                    (0x8E45_C8ED_D987_A4D8, 0x77AA, 214, 639),
+                    (0x2A10_A905_BC40_230B, 0xB57A, 998, 625),
+                    (0x7EE1_733F_1B31_F9CE, 0x48CE, 418, 499),
+                    (0xF758_3034_D48D_FB42, 0x0D20, 908, 686),
+                ],
+            ),
+        ];
+        for (seed, expected) in vectors {
+            let h = DefaultHashBuilder::with_seed(seed);
+            let hashes = [
+                h.hash_one(0u64),
+                h.hash_one(0x0123_4567_89AB_CDEFu64),
+                h.hash_one("lockfree-cuckoo"),
+                h.hash_one(0xFFFF_FFFFu32),
+                h.hash_one(&b"0123456789abcdef"[..]),
+                h.hash_one("user:1000"),
+                h.hash_one((1u64, 2u64)),
+                h.hash_one("a"),
+                h.hash_one("a forty-byte key takes three multiplies."),
+            ];
+            for (i, (hash, (want, fingerprint, first, second))) in
+                hashes.into_iter().zip(expected).enumerate()
+            {
+                assert_eq!(hash, want, "seed {seed:#x}, vector {i}: {hash:#x}");
+                let slots = crate::hash::mixed_slots(crate::hash::mix(hash), 1000);
+                assert_eq!(
+                    (slots.fingerprint.get(), slots.first, slots.second),
+                    (fingerprint, first, second),
+                    "seed {seed:#x}, vector {i}"
+                );
+            }
+        }
+    }
+
+    /// No class of inputs hashes alike for every key: the word that zeroed the format-4 hasher's
+    /// product (16-byte items whose second word is its public constant) spreads under a key.
+    #[test]
+    fn the_format_4_zero_class_spreads_under_a_key() {
+        let item = |first: u64| {
+            let mut bytes = [0u8; 16];
+            bytes[..8].copy_from_slice(&first.to_le_bytes());
+            bytes[8..].copy_from_slice(&FORMAT_4.high.to_le_bytes());
+            bytes
+        };
+        let unkeyed = DefaultHashBuilder::FORMAT_4;
+        let keyed = DefaultHashBuilder::with_seed(9);
+        let (mut collapsed, mut distinct) = (std::collections::HashSet::new(), std::collections::HashSet::new());
+        for first in 0..1000u64 {
+            let mut hasher = unkeyed.build_hasher();
+            hasher.write(&item(first));
+            collapsed.insert(hasher.finish());
+            let mut hasher = keyed.build_hasher();
+            hasher.write(&item(first));
+            distinct.insert(hasher.finish());
+        }
+        assert_eq!(collapsed.len(), 1, "the format-4 hasher collapses this class");
+        assert_eq!(distinct.len(), 1000);
+    }
+
+    #[test]
+    fn random_keys_differ_and_debug_hides_them() {
+        let (a, b) = (DefaultHashBuilder::new(), DefaultHashBuilder::default());
+        assert_ne!(a.seed(), b.seed());
+        assert!(a.seed().is_some());
+        let shown = format!("{a:?} {:?}", a.build_hasher());
+        assert_eq!(shown, "DefaultHashBuilder { keyed: true, .. } DefaultHasher { .. }");
+    }
+
+    /// Both kinds: keyed, and the format-4 hasher.
+    const HASHERS: [DefaultHashBuilder; 3] = [
+        DefaultHashBuilder::with_seed(0),
+        DefaultHashBuilder::with_seed(0x0123_4567_89AB_CDEF),
+        DefaultHashBuilder::FORMAT_4,
+    ];
+
     #[test]
     fn integers_are_their_value_on_every_target() {
-        let h = DefaultHashBuilder;
+        for h in HASHERS {
+            integers_agree(h);
+        }
+    }
+
+    fn integers_agree(h: DefaultHashBuilder) {
         assert_eq!(h.hash_one(7u8), h.hash_one(7u64));
         assert_eq!(h.hash_one(7usize), h.hash_one(7u64));
         assert_eq!(h.hash_one(-1isize), h.hash_one(u64::MAX));
@@ -262,7 +525,12 @@ mod tests {
 
     #[test]
     fn lengths_trailing_zero_bytes_and_word_order_change_the_hash() {
-        let h = DefaultHashBuilder;
+        for h in HASHERS {
+            lengths_and_order_count(h);
+        }
+    }
+
+    fn lengths_and_order_count(h: DefaultHashBuilder) {
         let one = |bytes: &[u8]| {
             let mut hasher = h.build_hasher();
             hasher.write(bytes);
@@ -282,7 +550,7 @@ mod tests {
     #[test]
     #[cfg_attr(miri, ignore = "arithmetic only, too slow under Miri")]
     fn short_keys_do_not_collide() {
-        let h = DefaultHashBuilder;
+        let h = DefaultHashBuilder::with_seed(5);
         let mut seen = std::collections::HashSet::new();
         for len in [8, 12, 16, 24, 32, 48, 64] {
             for i in 0..20_000u64 {

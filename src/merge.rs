@@ -19,7 +19,9 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// reads as present here, with its copies added to this filter's.
     ///
     /// Both filters must have the same settings: the same bucket count (build them with the
-    /// same capacity) and hashers that agree, which is checked as a snapshot load checks it.
+    /// same capacity) and hashers that agree (the default hasher with the same
+    /// [`seed`](crate::Builder::seed); filters built with random keys never agree), which is
+    /// checked as a snapshot load checks it.
     /// Growable filters must also have the same levels; each level is merged into its
     /// counterpart, and a full level returns [`MergeError::Full`] rather than growing, since a
     /// fingerprint's buckets are only known in the table it is in.
@@ -47,7 +49,9 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// ```
     /// use lockfree_cuckoo::CuckooFilter;
     ///
-    /// let (a, b) = (CuckooFilter::with_capacity(1_000), CuckooFilter::with_capacity(1_000));
+    /// // Shards share a seed, so that their hashers agree.
+    /// let shard = || CuckooFilter::builder().capacity(1_000).seed(7).build();
+    /// let (a, b) = (shard(), shard());
     /// a.insert("from a")?;
     /// b.insert("from b")?;
     /// a.merge(&b)?;

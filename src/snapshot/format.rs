@@ -11,7 +11,7 @@ use crc::{Crc, Digest, Table, CRC_64_XZ};
 
 use crate::bucket::{self, LANES};
 use crate::error::LoadError;
-use crate::hasher::DefaultHashBuilder;
+use crate::hasher::{adopt_snapshot_key, DefaultHashBuilder};
 use crate::levels::{Ceiling, MAX_LEVELS};
 use crate::table::ScannedWords;
 
@@ -21,9 +21,14 @@ use crate::table::ScannedWords;
 /// and the trailing line feed catches line-ending translation.
 const MAGIC: [u8; 8] = *b"\x89CUCKOO\n";
 
-/// The format version this build writes: version 4, whose default hasher is the specified one
-/// (`FORMAT.md`, "The default hasher"). Its flags say whether a level block follows the header.
-const VERSION: u16 = 4;
+/// The format version this build writes: version 5, whose header records the default hasher's
+/// seed (`FORMAT.md`, "The default hasher"). Its flags say whether a level block follows the
+/// header and whether the seed field holds a seed.
+const VERSION: u16 = 5;
+
+/// Version 4: version 5 without the seed field, written under the unkeyed format-4 hasher (or a
+/// custom one).
+const FORMAT_4_VERSION: u16 = 4;
 
 /// The oldest version this build reads. Version 2 is version 4 without a level block (a fixed
 /// filter), version 3 the same with one (a growable filter); both were written by builds whose
@@ -33,8 +38,11 @@ const OLDEST_VERSION: u16 = 2;
 const FIXED_VERSION: u16 = 2;
 const GROWABLE_VERSION: u16 = 3;
 
-/// Version 4's flag: a level block follows the header (a growable filter).
+/// Flag of versions 4 and 5: a level block follows the header (a growable filter).
 const FLAG_LEVELS: u32 = 1;
+
+/// Flag of version 5: the seed field holds the seed of the keyed default hasher.
+const FLAG_SEED: u32 = 2;
 
 /// Bytes of the level block before its bucket counts: the level count, the two ceilings and the
 /// retained removals.
@@ -43,8 +51,20 @@ const LEVEL_BLOCK_LEN: usize = 32;
 /// Bits of a fingerprint lane.
 const FINGERPRINT_BITS: u8 = 16;
 
-/// Bytes before the first bucket word.
-const HEADER_LEN: usize = 64;
+/// Bytes of the header this build writes (version 5), and the most a reader reads.
+const HEADER_LEN: usize = 72;
+
+/// Bytes of the header of versions 2 to 4, which have no seed field.
+const OLD_HEADER_LEN: usize = 64;
+
+/// The header's length in `version`.
+const fn header_len(version: u16) -> usize {
+    if version < VERSION {
+        OLD_HEADER_LEN
+    } else {
+        HEADER_LEN
+    }
+}
 
 /// Bytes of the trailing checksum.
 const CHECKSUM_LEN: usize = 8;
@@ -60,6 +80,7 @@ const AT_FLAGS: usize = 12;
 const AT_BUCKETS: usize = 16;
 const AT_ITEMS: usize = 24;
 const AT_PROBES: usize = 32;
+const AT_SEED: usize = 64;
 
 /// Hashes of fixed keys under the filter's hasher, recorded so that a load with a hasher that
 /// maps items differently is refused instead of answering false negatives.
@@ -81,31 +102,36 @@ const MAX_BUCKETS: u64 = {
     }
 };
 
-/// Bytes of a snapshot of `buckets` buckets in total, for `buckets` up to [`MAX_BUCKETS`]: of a
-/// fixed filter's (`levels` is `None`), or of a growable one's with that many levels.
+/// Bytes of a snapshot of `buckets` buckets in total, for `buckets` up to [`MAX_BUCKETS`], as
+/// this build writes it: of a fixed filter's (`levels` is `None`), or of a growable one's with
+/// that many levels.
 pub(super) const fn snapshot_len(buckets: u64, levels: Option<usize>) -> u64 {
+    snapshot_len_in(VERSION, buckets, levels)
+}
+
+/// [`snapshot_len`] in format `version`.
+const fn snapshot_len_in(version: u16, buckets: u64, levels: Option<usize>) -> u64 {
     let block = match levels {
         Some(levels) => LEVEL_BLOCK_LEN + WORD_LEN * levels,
         None => 0,
     };
-    (HEADER_LEN + CHECKSUM_LEN + block) as u64 + buckets * WORD_LEN as u64
+    (header_len(version) + CHECKSUM_LEN + block) as u64 + buckets * WORD_LEN as u64
 }
 
 /// Writes a snapshot of `levels`, the words of each level of a filter with `hasher`, oldest
 /// first, with the level block if the filter is growable (`growth`, with `retained` fingerprints
 /// of removed items). Returns the item count written (the occupied lanes).
-pub(super) fn encode(
+pub(super) fn encode<S: BuildHasher + 'static>(
     mut w: impl Write,
     levels: &[ScannedWords],
     growth: Option<Ceiling>,
     retained: u64,
-    hasher: &impl BuildHasher,
+    hasher: &S,
 ) -> io::Result<u64> {
     let items =
         levels.iter().flat_map(ScannedWords::words).map(|w| bucket::occupied(w) as u64).sum();
     let buckets = levels.iter().map(|level| level.len() as u64).sum();
-    let flags = if growth.is_some() { FLAG_LEVELS } else { 0 };
-    let header = encode_header(flags, buckets, items, hasher);
+    let header = encode_header(growth.is_some(), buckets, items, hasher);
     let mut crc = checksum();
     crc.update(&header);
     w.write_all(&header)?;
@@ -142,12 +168,14 @@ fn encode_level_block(levels: &[ScannedWords], ceiling: Ceiling, retained: u64) 
         .collect()
 }
 
-fn encode_header(
-    flags: u32,
+fn encode_header<S: BuildHasher + 'static>(
+    levels: bool,
     buckets: u64,
     items: u64,
-    hasher: &impl BuildHasher,
+    hasher: &S,
 ) -> [u8; HEADER_LEN] {
+    let seed = crate::hasher::seed_of(hasher);
+    let flags = if levels { FLAG_LEVELS } else { 0 } | if seed.is_some() { FLAG_SEED } else { 0 };
     let mut header = [0u8; HEADER_LEN];
     header[..AT_VERSION].copy_from_slice(&MAGIC);
     header[AT_VERSION..AT_FINGERPRINT_BITS].copy_from_slice(&VERSION.to_le_bytes());
@@ -160,6 +188,7 @@ fn encode_header(
         let at = AT_PROBES + 8 * k;
         header[at..at + 8].copy_from_slice(&probe.to_le_bytes());
     }
+    header[AT_SEED..].copy_from_slice(&seed.unwrap_or(0).to_le_bytes());
     header
 }
 
@@ -204,15 +233,16 @@ pub(super) struct Decoded {
 }
 
 /// Reads and checks one snapshot written under `hasher`, in the order of `FORMAT.md`; `len` is
-/// the exact input length when the caller knows it.
-pub(super) fn decode(
+/// the exact input length when the caller knows it. A default hasher takes the key that the
+/// snapshot records (`FORMAT.md`, "Hashers").
+pub(super) fn decode<S: BuildHasher + 'static>(
     mut r: impl Read,
     len: Option<usize>,
-    hasher: &impl BuildHasher,
+    hasher: &mut S,
 ) -> Result<Decoded, LoadError> {
     // 1. Magic, then the version, as far as the input goes.
     let mut header = [0u8; HEADER_LEN];
-    let got = read_full(&mut r, &mut header)?;
+    let mut got = read_full(&mut r, &mut header[..OLD_HEADER_LEN])?;
     let magic_part = got.min(MAGIC.len());
     if header[..magic_part] != MAGIC[..magic_part] {
         return Err(LoadError::BadMagic { found: header[..magic_part].to_vec() });
@@ -222,11 +252,15 @@ pub(super) fn decode(
         return Err(LoadError::UnsupportedVersion { found: version, supported: VERSION });
     }
     // 2. The whole header.
-    if got < HEADER_LEN {
-        return Err(LoadError::Truncated { expected: HEADER_LEN as u64, found: got as u64 });
+    let header_len = header_len(version);
+    if got == OLD_HEADER_LEN && header_len > OLD_HEADER_LEN {
+        got += read_full(&mut r, &mut header[OLD_HEADER_LEN..])?;
+    }
+    if got < header_len {
+        return Err(LoadError::Truncated { expected: header_len as u64, found: got as u64 });
     }
     let mut crc = checksum();
-    crc.update(&header);
+    crc.update(&header[..header_len]);
 
     // 3. A length that fits.
     let buckets = read_u64(&header, AT_BUCKETS);
@@ -246,13 +280,14 @@ pub(super) fn decode(
         _ => flags & FLAG_LEVELS != 0,
     };
     let (level_buckets, growth, retained) = if has_levels {
-        let (level_buckets, ceiling, retained) = read_level_block(&mut r, buckets, &mut crc)?;
+        let (level_buckets, ceiling, retained) =
+            read_level_block(&mut r, header_len, buckets, &mut crc)?;
         (level_buckets, Some(ceiling), retained)
     } else {
         (vec![buckets as usize], None, 0)
     };
     // Cannot overflow: MAX_BUCKETS keeps the total within u64 and `buckets` within usize / 8.
-    let total = snapshot_len(buckets, growth.map(|_| level_buckets.len()));
+    let total = snapshot_len_in(version, buckets, growth.map(|_| level_buckets.len()));
     let prefix = total - CHECKSUM_LEN as u64 - buckets * WORD_LEN as u64;
     // 4. The length of a byte slice, before allocating; a stream's as its words arrive.
     if let Some(len) = len {
@@ -287,6 +322,8 @@ pub(super) fn decode(
     // 6. Header fields, 7. bucket words, 8. probes.
     check_header(&header, version, &levels, retained)?;
     check_words(levels.iter().flatten())?;
+    let seed = (flags & FLAG_SEED != 0).then(|| read_u64(&header, AT_SEED));
+    adopt_snapshot_key(hasher, seed);
     check_probes(&header, version, hasher)?;
     Ok(Decoded { levels, growth, retained })
 }
@@ -295,13 +332,14 @@ pub(super) fn decode(
 /// bucket count, oldest first, the ceiling and the retained removals (checked in step 6).
 fn read_level_block(
     r: &mut impl Read,
+    header_len: usize,
     buckets: u64,
     crc: &mut Checksum,
 ) -> Result<(Vec<usize>, Ceiling, u64), LoadError> {
     let mut block = [0u8; LEVEL_BLOCK_LEN + WORD_LEN * MAX_LEVELS];
     let truncated = |got: usize| LoadError::Truncated {
-        expected: (HEADER_LEN + LEVEL_BLOCK_LEN) as u64,
-        found: (HEADER_LEN + got) as u64,
+        expected: (header_len + LEVEL_BLOCK_LEN) as u64,
+        found: (header_len + got) as u64,
     };
     let got = read_full(r, &mut block[..LEVEL_BLOCK_LEN])?;
     if got < LEVEL_BLOCK_LEN {
@@ -325,8 +363,8 @@ fn read_level_block(
     let got = read_full(r, &mut block[LEVEL_BLOCK_LEN..LEVEL_BLOCK_LEN + counts_len])?;
     if got < counts_len {
         return Err(LoadError::Truncated {
-            expected: (HEADER_LEN + LEVEL_BLOCK_LEN + counts_len) as u64,
-            found: (HEADER_LEN + LEVEL_BLOCK_LEN + got) as u64,
+            expected: (header_len + LEVEL_BLOCK_LEN + counts_len) as u64,
+            found: (header_len + LEVEL_BLOCK_LEN + got) as u64,
         });
     }
     crc.update(&block[..LEVEL_BLOCK_LEN + counts_len]);
@@ -398,12 +436,24 @@ fn check_header(
         return Err(LoadError::UnsupportedLayout { fingerprint_bits: bits, lanes });
     }
     let flags = read_flags(header);
-    let known = if version == VERSION { FLAG_LEVELS } else { 0 };
+    let known = match version {
+        VERSION => FLAG_LEVELS | FLAG_SEED,
+        FORMAT_4_VERSION => FLAG_LEVELS,
+        _ => 0,
+    };
     if flags & !known != 0 {
         return Err(LoadError::InconsistentHeader {
             field: "flags",
-            expected: if known == 0 { "0".into() } else { format!("no bit but {known:#x}") },
+            expected: if known == 0 { "0".into() } else { format!("no bits but {known:#x}") },
             found: u64::from(flags),
+        });
+    }
+    let seed = read_u64(header, AT_SEED);
+    if version == VERSION && flags & FLAG_SEED == 0 && seed != 0 {
+        return Err(LoadError::InconsistentHeader {
+            field: "seed",
+            expected: "0 (flag bit 1 is clear)".into(),
+            found: seed,
         });
     }
     let buckets: usize = levels.iter().map(Vec::len).sum();
@@ -474,8 +524,8 @@ fn read_full(r: &mut impl Read, buf: &mut [u8]) -> Result<usize, LoadError> {
 }
 
 /// Step 8: the probes under `hasher` against those recorded. A snapshot of a version before 4
-/// refused by the default hasher was most likely written with the default of its time, aHash,
-/// and the error says so.
+/// refused by the (format-4) default hasher was most likely written with the default of its
+/// time, aHash, and the error says so.
 fn check_probes(
     header: &[u8; HEADER_LEN],
     version: u16,
@@ -487,7 +537,7 @@ fn check_probes(
     else {
         return Ok(());
     };
-    if version < VERSION && found == probes(&DefaultHashBuilder) {
+    if version < FORMAT_4_VERSION && found == probes(&DefaultHashBuilder::of_snapshot(None)) {
         return Err(LoadError::OlderDefaultHasher { version });
     }
     Err(LoadError::HasherMismatch { probe, expected, found: found[probe] })

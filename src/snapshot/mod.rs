@@ -62,7 +62,7 @@ pub struct SnapshotInfo {
     pub captured_by_writers: u64,
 }
 
-impl<S: BuildHasher> CuckooFilter<S> {
+impl<S: BuildHasher + 'static> CuckooFilter<S> {
     /// Writes a snapshot of the filter to `w`, in the format of `FORMAT.md`.
     ///
     /// Safe on a live filter: other threads may insert, remove and relocate meanwhile.
@@ -86,7 +86,9 @@ impl<S: BuildHasher> CuckooFilter<S> {
     ///   turns: a second `write_to` that starts during a pass waits for that pass to end.
     ///
     /// The hasher is not written, only hashes of four fixed probe keys under it; see
-    /// [`read_from_with_hasher`](Self::read_from_with_hasher).
+    /// [`read_from_with_hasher`](Self::read_from_with_hasher). The default hasher's seed is
+    /// written, so the snapshot loads into an equal filter anywhere: whoever reads a snapshot
+    /// learns the key, and with it where any item lands (README, "Security").
     ///
     /// # Errors
     ///
@@ -170,7 +172,9 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// would answer false negatives. The snapshot records the hashes of four fixed probe keys;
     /// a hasher that disagrees on any of them is refused with [`LoadError::HasherMismatch`]. A
     /// hasher that agrees on the probes but not on other keys cannot be detected: use the same
-    /// hasher type, with the same keys, as the saving process.
+    /// hasher type, with the same keys, as the saving process. A [`DefaultHashBuilder`] takes
+    /// the key the snapshot records (or, from a snapshot of format 4, the unkeyed hasher of that
+    /// format), whatever key it had.
     ///
     /// # Errors
     ///
@@ -243,9 +247,11 @@ impl CuckooFilter<DefaultHashBuilder> {
     /// Loads a snapshot saved by a filter with the default hasher; see
     /// [`read_from_with_hasher`](Self::read_from_with_hasher).
     ///
-    /// The default hasher's output is specified (`FORMAT.md`, "The default hasher"), so a
-    /// snapshot saved with it loads in every build that reads its format version, on every
-    /// target and with every set of CPU features. Snapshots of format versions 2 and 3 were saved
+    /// The default hasher's output is specified (`FORMAT.md`, "The default hasher") and the
+    /// snapshot records its seed, so a snapshot saved with it loads into an equal filter, with
+    /// the same key, in every build that reads its format version, on every target and with
+    /// every set of CPU features. A snapshot of format version 4 loads with the unkeyed hasher
+    /// of that format, as it was saved. Snapshots of format versions 2 and 3 were saved
     /// by builds whose default hasher was aHash: those are refused with
     /// [`LoadError::OlderDefaultHasher`] (load them with
     /// [`AHashBuilder`](crate::AHashBuilder) and `read_from_with_hasher` in a build that hashes
@@ -271,7 +277,7 @@ impl CuckooFilter<DefaultHashBuilder> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn read_from(r: impl Read) -> Result<Self, LoadError> {
-        Self::read_from_with_hasher(r, DefaultHashBuilder)
+        Self::read_from_with_hasher(r, DefaultHashBuilder::of_snapshot(None))
     }
 
     /// Loads a snapshot from `bytes` with the default hasher; see
@@ -297,11 +303,11 @@ impl CuckooFilter<DefaultHashBuilder> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, LoadError> {
-        Self::from_bytes_with_hasher(bytes, DefaultHashBuilder)
+        Self::from_bytes_with_hasher(bytes, DefaultHashBuilder::of_snapshot(None))
     }
 }
 
-impl<S: BuildHasher> Builder<S> {
+impl<S: BuildHasher + 'static> Builder<S> {
     /// Loads a snapshot from `bytes` with this builder's hasher and
     /// [`huge_pages`](Self::huge_pages) setting; the size, levels and ceilings are the
     /// snapshot's (the builder's capacity and ceilings are not used). For processes whose
@@ -331,13 +337,14 @@ impl<S: BuildHasher> Builder<S> {
 
 /// Reads and checks one snapshot, then builds the filter; `len` is the exact input length when
 /// the caller knows it.
-fn load<S: BuildHasher>(
+fn load<S: BuildHasher + 'static>(
     r: impl Read,
     len: Option<usize>,
     hasher: S,
     huge_pages: bool,
 ) -> Result<CuckooFilter<S>, LoadError> {
-    let format::Decoded { levels, growth, retained } = format::decode(r, len, &hasher)?;
+    let mut hasher = hasher;
+    let format::Decoded { levels, growth, retained } = format::decode(r, len, &mut hasher)?;
     let mut tables = levels.into_iter().map(|words| {
         let items = words.iter().map(|&word| bucket::occupied(word)).sum();
         Table::from_words(words, DEFAULT_LOOKUP_RETRIES, huge_pages, items)

@@ -30,7 +30,7 @@ const MAX_RESERVED: usize = 1 << 20;
 /// assert!(back.contains("shipped"));
 /// ```
 #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
-impl<S: BuildHasher> Serialize for CuckooFilter<S> {
+impl<S: BuildHasher + 'static> Serialize for CuckooFilter<S> {
     fn serialize<Z: Serializer>(&self, serializer: Z) -> Result<Z::Ok, Z::Error> {
         serializer.serialize_bytes(&self.to_bytes())
     }
@@ -53,7 +53,7 @@ impl<S: BuildHasher> Serialize for CuckooFilter<S> {
 /// assert!(err.to_string().contains("snapshot"), "{err}");
 /// ```
 #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
-impl<'de, S: BuildHasher + Default> Deserialize<'de> for CuckooFilter<S> {
+impl<'de, S: BuildHasher + Default + 'static> Deserialize<'de> for CuckooFilter<S> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer.deserialize_bytes(SnapshotBytes(PhantomData))
     }
@@ -61,7 +61,7 @@ impl<'de, S: BuildHasher + Default> Deserialize<'de> for CuckooFilter<S> {
 
 struct SnapshotBytes<S>(PhantomData<S>);
 
-impl<'de, S: BuildHasher + Default> Visitor<'de> for SnapshotBytes<S> {
+impl<'de, S: BuildHasher + Default + 'static> Visitor<'de> for SnapshotBytes<S> {
     type Value = CuckooFilter<S>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

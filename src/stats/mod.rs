@@ -66,6 +66,7 @@ struct Shard {
     relocations: AtomicU64,
     path_retries: AtomicU64,
     refused: AtomicU64,
+    crowded: AtomicU64,
     conservative_lookups: AtomicU64,
     surplus_removals: AtomicU64,
 }
@@ -83,6 +84,8 @@ pub(crate) enum Event {
     /// A committed path met a concurrent change and the insert searched again.
     PathRetried,
     Refused,
+    /// A refusal while the table was not full (`sizing::is_full`), counted besides `Refused`.
+    Crowded,
     ConservativeLookup,
     SurplusRemoved,
 }
@@ -132,6 +135,7 @@ impl Counters {
             Event::Relocated => &shard.relocations,
             Event::PathRetried => &shard.path_retries,
             Event::Refused => &shard.refused,
+            Event::Crowded => &shard.crowded,
             Event::ConservativeLookup => &shard.conservative_lookups,
             Event::SurplusRemoved => &shard.surplus_removals,
         };
@@ -162,6 +166,7 @@ impl Counters {
             relocations: sum(|s| &s.relocations),
             path_retries: sum(|s| &s.path_retries),
             refused_inserts: sum(|s| &s.refused),
+            crowded_refusals: sum(|s| &s.crowded),
             conservative_lookups: sum(|s| &s.conservative_lookups),
             surplus_removals: sum(|s| &s.surplus_removals),
             ..Stats::default()
@@ -213,6 +218,12 @@ pub struct Stats {
     pub path_retries: u64,
     /// Inserts that returned [`InsertError::Full`](crate::InsertError::Full).
     pub refused_inserts: u64,
+    /// Of [`refused_inserts`](Self::refused_inserts), those refused while the table (in a
+    /// growable filter, the newest level) held less than 90% of the items it promises: every
+    /// lane in reach of the item's buckets was taken. Random items practically never meet this;
+    /// items aimed at a few buckets, by someone who knows the hasher's key, do (README,
+    /// "Security"). A growable filter adds no level for such a refusal.
+    pub crowded_refusals: u64,
     /// Lookups that saw removals (relocations or removes) in their bucket pair on every
     /// validation attempt and answered `true` without proof (a rare extra false positive, never a
     /// false negative).
@@ -250,6 +261,7 @@ impl Default for Stats {
             relocations: 0,
             path_retries: 0,
             refused_inserts: 0,
+            crowded_refusals: 0,
             conservative_lookups: 0,
             surplus_removals: 0,
             levels: 1,
@@ -269,6 +281,7 @@ impl Stats {
         self.relocations += other.relocations;
         self.path_retries += other.path_retries;
         self.refused_inserts += other.refused_inserts;
+        self.crowded_refusals += other.crowded_refusals;
         self.conservative_lookups += other.conservative_lookups;
         self.surplus_removals += other.surplus_removals;
     }

@@ -388,9 +388,21 @@ impl Table {
         inserted.map(drop)
     }
 
-    /// Counts an insert that this table, and every other place the filter tried, refused.
+    /// Counts an insert that this table, and every other place the filter tried, refused, and
+    /// whether it was crowded: refused while the table was not full.
     pub(crate) fn record_refused(&self, bucket: usize) {
         self.counters.record(bucket, Event::Refused);
+        if !self.is_full() {
+            self.counters.record(bucket, Event::Crowded);
+        }
+    }
+
+    /// Whether the table holds at least the share of its promise from which it counts as full
+    /// (`sizing::is_full`): only then may a growable filter add a level above it. Read from the
+    /// sharded counters, so approximate while inserts run, which only moves the edge by the
+    /// inserts in flight.
+    pub(crate) fn is_full(&self) -> bool {
+        crate::sizing::is_full(self.len(), self.bucket_count())
     }
 
     /// [`insert`](Self::insert) without counting a refusal (a growable filter that is refused by

@@ -4,17 +4,19 @@
 //!
 //! `tests/data/golden-v2.bin` (a fixed filter) and `golden-v3.bin` (a growable filter of three
 //! levels) were saved under the [`Fnv`] hasher by builds of those format versions; they load and
-//! save back as version 4 with only the version and flags changed. The version 1 file
-//! `tests/data/golden-v1.bin`, from the same filter before the hash was mixed, must be refused:
-//! it maps items differently, so loading it would answer false negatives. `golden-v4.bin` and
-//! `golden-v4-growable.bin` are the same two filters under the default hasher, written by
-//! [`write_golden_file`] and [`write_growable_golden_file`] (see `FORMAT.md`): they pin the
-//! default hasher's output along with the format.
+//! save back as version 5 with only the version, the flags and an empty seed field changed. The
+//! version 1 file `tests/data/golden-v1.bin`, from the same filter before the hash was mixed,
+//! must be refused: it maps items differently, so loading it would answer false negatives.
+//! `golden-v4.bin` and `golden-v4-growable.bin` are the same two filters under the unkeyed
+//! default hasher of format 4, and `golden-v5.bin` and `golden-v5-growable.bin` under the keyed
+//! default hasher with [`GOLDEN_SEED`], written by [`write_golden_file`] and
+//! [`write_growable_golden_file`] (see `FORMAT.md`): they pin each default hasher's output along
+//! with the format.
 
 use std::hash::BuildHasher;
 use std::path::PathBuf;
 
-use lockfree_cuckoo::{AHashBuilder, CuckooFilter, LoadError};
+use lockfree_cuckoo::{AHashBuilder, CuckooFilter, DefaultHashBuilder, LoadError};
 
 use crate::common::{self, Fnv};
 
@@ -23,17 +25,27 @@ const GOLDEN_V1: &[u8] = include_bytes!("../data/golden-v1.bin");
 const GOLDEN_V3: &[u8] = include_bytes!("../data/golden-v3.bin");
 const GOLDEN_V4: &[u8] = include_bytes!("../data/golden-v4.bin");
 const GOLDEN_V4_GROWABLE: &[u8] = include_bytes!("../data/golden-v4-growable.bin");
+const GOLDEN_V5: &[u8] = include_bytes!("../data/golden-v5.bin");
+const GOLDEN_V5_GROWABLE: &[u8] = include_bytes!("../data/golden-v5-growable.bin");
 
-/// The probes of a snapshot under the default hasher (`FORMAT.md`, "The default hasher").
-const DEFAULT_PROBES: [u64; 4] =
+/// The probes of a snapshot under the format-4 default hasher (`FORMAT.md`, "The default
+/// hasher").
+const FORMAT_4_PROBES: [u64; 4] =
     [0x243F_6A88_85A3_08D3, 0x251C_2FEF_0C08_C53C, 0xE724_126C_7C43_CAEC, 0x243F_6A88_7A5C_F72C];
 
-/// `bytes`, an older version's snapshot, as this build saves the same filter: version 4, with
-/// the level flag for a growable filter, and the checksum recomputed. Nothing else changes.
-fn as_version_4(bytes: &[u8], growable: bool) -> Vec<u8> {
+/// The seed of the version 5 golden files, and their probes under it (`FORMAT.md`).
+const GOLDEN_SEED: u64 = 0x0123_4567_89AB_CDEF;
+const GOLDEN_SEED_PROBES: [u64; 4] =
+    [0x79EE_B710_073F_0A74, 0x465C_AE34_2B06_D289, 0x3931_D7E7_EA35_E847, 0x43F8_BF8F_645F_2313];
+
+/// `bytes`, an older version's snapshot (a 64-byte header), as this build saves the same
+/// filter: version 5, with the level flag for a growable filter, an empty seed field after the
+/// header, and the checksum recomputed. Nothing else changes.
+fn as_version_5(bytes: &[u8], growable: bool) -> Vec<u8> {
     let mut bytes = bytes.to_vec();
-    bytes[8..10].copy_from_slice(&4u16.to_le_bytes());
+    bytes[8..10].copy_from_slice(&5u16.to_le_bytes());
     bytes[12] = u8::from(growable);
+    bytes.splice(64..64, [0; 8]);
     common::reseal(&mut bytes);
     bytes
 }
@@ -61,8 +73,8 @@ fn golden_removed() -> impl Iterator<Item = u64> {
 const GOLDEN_DUP: &str = "three times";
 
 /// The filter whose snapshot is `tests/data/golden-v2.bin` under [`Fnv`] (and, written by a
-/// version 1 build, `golden-v1.bin`), and `golden-v4.bin` under the default hasher: 32 buckets,
-/// single-threaded and therefore deterministic.
+/// version 1 build, `golden-v1.bin`), `golden-v4.bin` under the format-4 default hasher and
+/// `golden-v5.bin` under the keyed one: 32 buckets, single-threaded and therefore deterministic.
 fn golden_filter<S: BuildHasher>(hasher: S) -> CuckooFilter<S> {
     let filter = CuckooFilter::builder().bucket_count(GOLDEN_BUCKETS).hasher(hasher).build();
     for k in 0..110u64 {
@@ -128,10 +140,10 @@ fn golden_v2_loads_with_its_contents() {
 }
 
 #[test]
-fn golden_v2_saves_back_as_version_4_with_the_same_words() {
+fn golden_v2_saves_back_as_version_5_with_the_same_words() {
     let filter = CuckooFilter::from_bytes_with_hasher(GOLDEN, Fnv).unwrap();
-    assert_eq!(filter.to_bytes(), as_version_4(GOLDEN, false));
-    assert_eq!(golden_filter(Fnv).to_bytes(), as_version_4(GOLDEN, false));
+    assert_eq!(filter.to_bytes(), as_version_5(GOLDEN, false));
+    assert_eq!(golden_filter(Fnv).to_bytes(), as_version_5(GOLDEN, false));
 }
 
 #[test]
@@ -155,10 +167,10 @@ fn golden_v1_is_refused_as_an_unsupported_version() {
     let streamed = CuckooFilter::read_from_with_hasher(GOLDEN_V1, Fnv);
     for result in [loaded, streamed] {
         let err = result.unwrap_err();
-        assert!(matches!(err, LoadError::UnsupportedVersion { found: 1, supported: 4 }), "{err:?}");
+        assert!(matches!(err, LoadError::UnsupportedVersion { found: 1, supported: 5 }), "{err:?}");
         assert_eq!(
             err.to_string(),
-            "unsupported cuckoo filter snapshot format version: expected 2 to 4 (the versions \
+            "unsupported cuckoo filter snapshot format version: expected 2 to 5 (the versions \
              this build reads), found 1"
         );
     }
@@ -171,17 +183,18 @@ fn golden_out(name: &str) -> PathBuf {
 }
 
 /// Writes the golden file of the current format version, built by [`golden_filter`] under the
-/// default hasher, to [`golden_out`], and checks that it loads with its contents. Write a
-/// committed file only together with a new format version, and keep the old ones:
+/// default hasher with [`GOLDEN_SEED`], to [`golden_out`], and checks that it loads with its
+/// contents. Write a committed file only together with a new format version, and keep the old
+/// ones:
 ///
 /// ```sh
-/// LFC_GOLDEN_OUT=tests/data/golden-v4.bin cargo test --test snapshot -- --ignored write_golden_file
+/// LFC_GOLDEN_OUT=tests/data/golden-v5.bin cargo test --test snapshot -- --ignored write_golden_file
 /// ```
 #[test]
 #[ignore = "writes a file; run by hand to make the golden file of a new format version"]
 fn write_golden_file() {
-    let path = golden_out("golden-v4.bin");
-    let filter = golden_filter(lockfree_cuckoo::DefaultHashBuilder);
+    let path = golden_out("golden-v5.bin");
+    let filter = golden_filter(DefaultHashBuilder::with_seed(GOLDEN_SEED));
     let bytes = filter.to_bytes();
     std::fs::write(&path, &bytes).expect("golden file written");
     println!("wrote {} bytes, {} items, to {}", bytes.len(), filter.len(), path.display());
@@ -201,8 +214,9 @@ const GOLDEN_V3_CEILING: usize = 1_000;
 /// once: the remove finds it in two levels and keeps both copies.
 const GOLDEN_REPEAT: &str = "before and after";
 
-/// The filter whose snapshot is `tests/data/golden-v3.bin` under [`Fnv`] and
-/// `golden-v4-growable.bin` under the default hasher: 8 buckets growing up to a capacity of 1,000
+/// The filter whose snapshot is `tests/data/golden-v3.bin` under [`Fnv`], and
+/// `golden-v4-growable.bin` and `golden-v5-growable.bin` under the format-4 and the keyed
+/// default hasher: 8 buckets growing up to a capacity of 1,000
 /// items, three levels after its inserts, one retained removal; single-threaded and therefore
 /// deterministic.
 fn golden_growable_filter<S: BuildHasher>(hasher: S) -> CuckooFilter<S> {
@@ -280,23 +294,23 @@ fn golden_v3_loads_with_its_contents_and_ceiling() {
 }
 
 #[test]
-fn golden_v3_saves_back_as_version_4_with_the_same_words() {
+fn golden_v3_saves_back_as_version_5_with_the_same_words() {
     let filter = CuckooFilter::from_bytes_with_hasher(GOLDEN_V3, Fnv).unwrap();
-    assert_eq!(filter.to_bytes(), as_version_4(GOLDEN_V3, true));
-    assert_eq!(golden_growable_filter(Fnv).to_bytes(), as_version_4(GOLDEN_V3, true));
+    assert_eq!(filter.to_bytes(), as_version_5(GOLDEN_V3, true));
+    assert_eq!(golden_growable_filter(Fnv).to_bytes(), as_version_5(GOLDEN_V3, true));
 }
 
 /// [`write_golden_file`] for the growable filter, [`golden_growable_filter`] under the default
 /// hasher:
 ///
 /// ```sh
-/// LFC_GOLDEN_OUT=tests/data/golden-v4-growable.bin cargo test --test snapshot -- --ignored write_growable_golden_file
+/// LFC_GOLDEN_OUT=tests/data/golden-v5-growable.bin cargo test --test snapshot -- --ignored write_growable_golden_file
 /// ```
 #[test]
 #[ignore = "writes a file; run by hand to make the golden file of a new format version"]
 fn write_growable_golden_file() {
-    let path = golden_out("golden-v4-growable.bin");
-    let filter = golden_growable_filter(lockfree_cuckoo::DefaultHashBuilder);
+    let path = golden_out("golden-v5-growable.bin");
+    let filter = golden_growable_filter(DefaultHashBuilder::with_seed(GOLDEN_SEED));
     assert_eq!(filter.stats().levels, GOLDEN_V3_LEVELS.len());
     let bytes = filter.to_bytes();
     std::fs::write(&path, &bytes).expect("golden file written");
@@ -307,14 +321,11 @@ fn write_growable_golden_file() {
 }
 
 #[test]
-fn golden_v4_files_are_as_specified_and_load_under_the_default_hasher() {
+fn golden_v4_files_are_as_specified_and_load_under_the_format_4_hasher() {
     for (bytes, growable) in [(GOLDEN_V4, false), (GOLDEN_V4_GROWABLE, true)] {
         assert_eq!(&bytes[8..10], [4, 0], "format version 4, little-endian");
         assert_eq!(&bytes[12..16], [u8::from(growable), 0, 0, 0], "flags: the level block");
-        let probes: Vec<u64> = (0..4)
-            .map(|k| u64::from_le_bytes(bytes[32 + 8 * k..40 + 8 * k].try_into().unwrap()))
-            .collect();
-        assert_eq!(probes, DEFAULT_PROBES, "the default hasher's probes");
+        assert_eq!(probes_of(bytes), FORMAT_4_PROBES, "the format-4 hasher's probes");
         let end = bytes.len() - 8;
         assert_eq!(
             u64::from_le_bytes(bytes[end..].try_into().unwrap()),
@@ -326,23 +337,78 @@ fn golden_v4_files_are_as_specified_and_load_under_the_default_hasher() {
     assert_eq!(GOLDEN_V4_GROWABLE.len(), GOLDEN_V3.len());
 
     let fixed = CuckooFilter::from_bytes(GOLDEN_V4).expect("golden file loads");
+    assert_eq!(fixed.hasher().seed(), None, "a format-4 snapshot keeps its unkeyed hasher");
     assert_eq!((fixed.bucket_count(), fixed.len()), (GOLDEN_BUCKETS, 102));
     assert!(golden_present().all(|k| fixed.contains(&k)), "a key was lost");
     assert!(golden_removed().all(|k| !fixed.contains(&k)), "a removed key is present");
     assert_eq!(fixed.count(GOLDEN_DUP), 3);
-    assert_eq!(fixed.to_bytes(), GOLDEN_V4);
-    assert_eq!(golden_filter(lockfree_cuckoo::DefaultHashBuilder).to_bytes(), GOLDEN_V4);
+    assert_eq!(fixed.to_bytes(), as_version_5(GOLDEN_V4, false));
+    let rebuilt = golden_filter(DefaultHashBuilder::format_4());
+    assert_eq!(rebuilt.to_bytes(), as_version_5(GOLDEN_V4, false));
+    // Saved again as version 5, it loads again with the same hasher.
+    let again = CuckooFilter::from_bytes(&fixed.to_bytes()).expect("resaved file loads");
+    assert!(golden_present().all(|k| again.contains(&k)), "a key was lost");
 
     let grown = CuckooFilter::from_bytes(GOLDEN_V4_GROWABLE).expect("golden file loads");
     assert_eq!(grown.stats().levels, GOLDEN_V3_LEVELS.len());
     assert!(grown.contains(GOLDEN_REPEAT));
     assert!(golden_keys(300, false).all(|k| grown.contains(&k)), "a key was lost");
     assert!(golden_keys(300, true).all(|k| !grown.contains(&k)), "a removed key is present");
-    assert_eq!(grown.to_bytes(), GOLDEN_V4_GROWABLE);
-    let rebuilt = golden_growable_filter(lockfree_cuckoo::DefaultHashBuilder);
-    assert_eq!(rebuilt.to_bytes(), GOLDEN_V4_GROWABLE);
+    assert_eq!(grown.to_bytes(), as_version_5(GOLDEN_V4_GROWABLE, true));
+    let rebuilt = golden_growable_filter(DefaultHashBuilder::format_4());
+    assert_eq!(rebuilt.to_bytes(), as_version_5(GOLDEN_V4_GROWABLE, true));
 
     // Another hasher cannot read them.
     let err = CuckooFilter::from_bytes_with_hasher(GOLDEN_V4, Fnv).unwrap_err();
+    assert!(matches!(err, LoadError::HasherMismatch { probe: 0, .. }), "{err}");
+}
+
+fn probes_of(bytes: &[u8]) -> Vec<u64> {
+    (0..4).map(|k| u64::from_le_bytes(bytes[32 + 8 * k..40 + 8 * k].try_into().unwrap())).collect()
+}
+
+#[test]
+fn golden_v5_files_are_as_specified_and_load_with_their_key() {
+    for (bytes, growable) in [(GOLDEN_V5, false), (GOLDEN_V5_GROWABLE, true)] {
+        assert_eq!(&bytes[8..10], [5, 0], "format version 5, little-endian");
+        assert_eq!(&bytes[12..16], [2 | u8::from(growable), 0, 0, 0], "flags: seed, levels");
+        assert_eq!(probes_of(bytes), GOLDEN_SEED_PROBES, "the keyed hasher's probes");
+        assert_eq!(bytes[64..72], GOLDEN_SEED.to_le_bytes(), "the seed field");
+        let end = bytes.len() - 8;
+        assert_eq!(
+            u64::from_le_bytes(bytes[end..].try_into().unwrap()),
+            common::crc64(&bytes[..end])
+        );
+    }
+    // The same filters as the version 4 files, eight header bytes longer.
+    assert_eq!(GOLDEN_V5.len(), GOLDEN_V4.len() + 8);
+    assert_eq!(GOLDEN_V5_GROWABLE.len(), GOLDEN_V4_GROWABLE.len() + 8);
+
+    let fixed = CuckooFilter::from_bytes(GOLDEN_V5).expect("golden file loads");
+    assert_eq!(fixed.hasher().seed(), Some(GOLDEN_SEED), "the snapshot carries the key");
+    assert_eq!((fixed.bucket_count(), fixed.len()), (GOLDEN_BUCKETS, 102));
+    assert!(golden_present().all(|k| fixed.contains(&k)), "a key was lost");
+    assert!(golden_removed().all(|k| !fixed.contains(&k)), "a removed key is present");
+    assert_eq!(fixed.count(GOLDEN_DUP), 3);
+    assert_eq!(fixed.to_bytes(), GOLDEN_V5);
+    assert_eq!(golden_filter(DefaultHashBuilder::with_seed(GOLDEN_SEED)).to_bytes(), GOLDEN_V5);
+    // A default hasher with any key takes the snapshot's, streamed or not.
+    let adopted = CuckooFilter::from_bytes_with_hasher(GOLDEN_V5, DefaultHashBuilder::new());
+    assert_eq!(adopted.expect("loads").hasher().seed(), Some(GOLDEN_SEED));
+    let streamed = CuckooFilter::read_from(GOLDEN_V5).expect("golden file loads");
+    assert!(golden_present().all(|k| streamed.contains(&k)), "a key was lost");
+
+    let grown = CuckooFilter::from_bytes(GOLDEN_V5_GROWABLE).expect("golden file loads");
+    assert_eq!(grown.hasher().seed(), Some(GOLDEN_SEED));
+    assert_eq!(grown.stats().levels, GOLDEN_V3_LEVELS.len());
+    assert!(grown.contains(GOLDEN_REPEAT));
+    assert!(golden_keys(300, false).all(|k| grown.contains(&k)), "a key was lost");
+    assert!(golden_keys(300, true).all(|k| !grown.contains(&k)), "a removed key is present");
+    assert_eq!(grown.to_bytes(), GOLDEN_V5_GROWABLE);
+    let rebuilt = golden_growable_filter(DefaultHashBuilder::with_seed(GOLDEN_SEED));
+    assert_eq!(rebuilt.to_bytes(), GOLDEN_V5_GROWABLE);
+
+    // Another hasher cannot read them.
+    let err = CuckooFilter::from_bytes_with_hasher(GOLDEN_V5, Fnv).unwrap_err();
     assert!(matches!(err, LoadError::HasherMismatch { probe: 0, .. }), "{err}");
 }
