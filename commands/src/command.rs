@@ -308,7 +308,7 @@ impl Command<'_> {
             }
             Self::Add { key, item, nx } => {
                 let settings = Settings::with_capacity(keys.default_capacity());
-                keys.read_or_create(key, &settings, |e| match add(e, item, nx) {
+                keys.read_or_create(key, &settings, |e| match add(keys, key, e, item, nx) {
                     Added::Yes => Reply::Bool(true),
                     Added::Present => Reply::Bool(false),
                     Added::Full => Reply::error("Filter is full"),
@@ -316,7 +316,8 @@ impl Command<'_> {
             }
             Self::Insert { key, capacity, no_create, ref items, nx } => {
                 let each = |e: &Entry| {
-                    let replies = items.iter().map(|item| match (add(e, item, nx), nx) {
+                    let insert = |item| add(keys, key, e, item, nx);
+                    let replies = items.iter().map(|item| match (insert(item), nx) {
                         (Added::Yes, false) => Reply::Bool(true),
                         (Added::Yes, true) => Reply::Int(1),
                         (Added::Present, _) => Reply::Int(0),
@@ -405,12 +406,12 @@ enum Added {
 
 /// `CF.ADDNX` is a lookup, then an insert if the lookup missed: two clients adding the same new
 /// item at once on a multithreaded host may both insert it (RedisBloom runs one command at a
-/// time; a module host does too).
-fn add(e: &Entry, item: &[u8], nx: bool) -> Added {
+/// time; a module host does too). The insert is the host's ([`Keyspace::insert`]).
+fn add(keys: &impl Keyspace, key: &[u8], e: &Entry, item: &[u8], nx: bool) -> Added {
     if nx && e.filter.contains(item) {
         return Added::Present;
     }
-    match e.filter.insert(item) {
+    match keys.insert(key, e, item) {
         Ok(()) => Added::Yes,
         Err(_) => Added::Full,
     }

@@ -1,5 +1,7 @@
 //! What a host (the server's map of names, a module's keyspace) lends the commands.
 
+use lockfree_cuckoo::InsertError;
+
 use crate::entry::Entry;
 use crate::loads::Loads;
 use crate::reply::Reply;
@@ -70,6 +72,19 @@ pub trait Keyspace {
 
     /// The `CF.LOADCHUNK` transfers under way in this keyspace.
     fn loads(&self) -> &Loads;
+
+    /// Inserts `item` into `entry`, the filter at `key` that a callback was lent. Every insert
+    /// of the commands comes here, since an insert is where a growable filter grows: a host
+    /// that bounds the memory of all its filters together wraps the library's insert.
+    ///
+    /// # Errors
+    ///
+    /// [`InsertError::Full`] when the filter has no room (or the host refuses it the memory
+    /// to grow).
+    fn insert(&self, key: &[u8], entry: &Entry, item: &[u8]) -> Result<(), InsertError> {
+        let _ = key;
+        entry.filter.insert(item)
+    }
 
     /// The capacity of a filter that `CF.ADD` or `CF.INSERT` creates without one
     /// (RedisBloom's `cf-initial-size`, 1024).

@@ -44,8 +44,8 @@ pub struct Config {
     /// file-descriptor limit to fit, and lowers this to what the limit allows.
     #[arg(long, default_value_t = 10_000)]
     pub max_clients: usize,
-    /// Most bytes all filters together may take; CF.RESERVE or an implicit create beyond it is
-    /// refused.
+    /// Most bytes all filters together may take, growth included (INFO's used_memory): a
+    /// create or load beyond it is refused, and so is an insert whose growth could pass it.
     #[arg(long, default_value_t = 4 << 30)]
     pub max_memory: usize,
     /// Capacity of a filter that CF.ADD or CF.ADDNX creates for a new name.

@@ -29,7 +29,7 @@ use lockfree_cuckoo::{CuckooFilter, LoadError};
 
 use lockfree_cuckoo_commands::{Entry, KeyError, Settings, DEFAULT_BUCKET_SIZE};
 
-use crate::store::Store;
+use crate::store::{Growth, Store, SNAPSHOT_HEAD};
 
 /// The magic of layout version 2, which this build writes; version 1 differs in its last byte.
 const MAGIC: [u8; 8] = *b"LFCSRV\0\x02";
@@ -65,6 +65,12 @@ pub enum PersistError {
     },
     /// A name appears twice.
     DuplicateName(String),
+    /// A growable filter has no byte ceiling: the library would let its removes take memory
+    /// that `--max-memory` could not bound (this server never builds such a filter).
+    Unbounded {
+        /// The filter's name, lossily as text.
+        name: String,
+    },
     /// The filters together exceed the configured memory maximum.
     OutOfMemory,
 }
@@ -92,6 +98,11 @@ impl fmt::Display for PersistError {
                  start empty and add the items again"
             ),
             Self::DuplicateName(name) => write!(f, "filter {name:?} appears twice"),
+            Self::Unbounded { name } => write!(
+                f,
+                "filter {name:?} is growable without a byte ceiling, which this server does not \
+                 serve: --max-memory could not bound it"
+            ),
             Self::OutOfMemory => f.write_str("the saved filters exceed --max-memory"),
         }
     }
@@ -236,7 +247,7 @@ pub fn load(store: &Store, path: &Path) -> Result<usize, PersistError> {
         };
         let deletes = read_u64(&mut input)?;
         let snapshot_len = read_u64(&mut input)?;
-        let mut snapshot = (&mut input).take(snapshot_len);
+        let mut snapshot = Head { inner: (&mut input).take(snapshot_len), head: Vec::new() };
         let filter = CuckooFilter::read_from(&mut snapshot).map_err(|source| match source {
             LoadError::Io(e) if e.kind() == io::ErrorKind::UnexpectedEof => PersistError::Truncated,
             LoadError::OlderDefaultHasher { .. } => {
@@ -244,16 +255,19 @@ pub fn load(store: &Store, path: &Path) -> Result<usize, PersistError> {
             }
             source => PersistError::Filter { name: String::from_utf8_lossy(&name).into(), source },
         })?;
-        if snapshot.limit() != 0 {
+        if snapshot.inner.limit() != 0 {
             return Err(PersistError::Truncated);
         }
+        let Some(growth) = Growth::of_loaded(&filter, &snapshot.head) else {
+            return Err(PersistError::Unbounded { name: String::from_utf8_lossy(&name).into() });
+        };
         let settings = Settings {
             capacity,
             max_iterations,
             bucket_size: bucket_size.try_into().unwrap_or(u8::MAX),
             expansion: expansion.unwrap_or(u16::from(filter.is_growable())),
         };
-        loaded.push((name, Entry::with_filter(filter, settings, deletes)));
+        loaded.push((name, Entry::with_filter(filter, settings, deletes), growth));
     }
     let mut rest = Vec::new();
     input.read_to_end(&mut rest)?;
@@ -263,8 +277,8 @@ pub fn load(store: &Store, path: &Path) -> Result<usize, PersistError> {
     if !rest.is_empty() || u64::from_le_bytes(trailer) != digest {
         return Err(PersistError::Checksum);
     }
-    for (name, entry) in loaded {
-        store.put(&name, entry).map_err(|e| match e {
+    for (name, entry, growth) in loaded {
+        store.put(&name, entry, growth).map_err(|e| match e {
             KeyError::Exists => PersistError::DuplicateName(String::from_utf8_lossy(&name).into()),
             _ => PersistError::OutOfMemory,
         })?;
@@ -276,6 +290,22 @@ fn read_u64(input: &mut impl Read) -> io::Result<u64> {
     let mut bytes = [0; 8];
     input.read_exact(&mut bytes)?;
     Ok(u64::from_le_bytes(bytes))
+}
+
+/// A reader that keeps the first bytes read through it: a snapshot's header, for the byte
+/// ceiling of a growable filter.
+struct Head<R> {
+    inner: R,
+    head: Vec<u8>,
+}
+
+impl<R: Read> Read for Head<R> {
+    fn read(&mut self, bytes: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(bytes)?;
+        let kept = n.min(SNAPSHOT_HEAD - self.head.len());
+        self.head.extend_from_slice(&bytes[..kept]);
+        Ok(n)
+    }
 }
 
 /// A reader or writer that feeds every byte through the file's checksum.
@@ -315,8 +345,9 @@ mod tests {
         let store = Store::new(1 << 30, 1024);
         // One deleted item, counted as CF.DEL counts it.
         let a = Entry::with_filter(SETTINGS.build(1 << 30, true).unwrap(), SETTINGS, 1);
-        let a = store.put(b"a", a).unwrap();
-        let b = store.put(b"b\0\xff", Entry::new(SETTINGS, 1 << 30, true).unwrap()).unwrap();
+        let a = store.put(b"a", a, Growth::Fixed).unwrap();
+        let b = Entry::new(SETTINGS, 1 << 30, true).unwrap();
+        let b = store.put(b"b\0\xff", b, Growth::Fixed).unwrap();
         for i in 0..500u32 {
             a.filter.insert(&i).unwrap();
             b.filter.insert(&(i * 3)).unwrap();
@@ -391,6 +422,27 @@ mod tests {
         let error = load(&Store::new(1 << 30, 1024), &path).unwrap_err();
         assert!(matches!(error, PersistError::UnsupportedLayout(3)), "{error}");
         assert!(error.to_string().contains("later version"));
+    }
+
+    #[test]
+    fn growable_filters_keep_their_ceiling_and_need_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("save");
+        let store = Store::new(1 << 30, 1024);
+        let grows = Settings::with_capacity(100);
+        store.put(b"g", Entry::new(grows, 1 << 24, true).unwrap(), Growth::UpTo(1 << 24)).unwrap();
+        save(&store, &path).unwrap();
+        let loaded = Store::new(1 << 30, 1024);
+        load(&loaded, &path).unwrap();
+        assert_eq!(loaded.used_memory(), store.used_memory());
+        let growth = loaded.with(b"g", |e| Growth::of_filter(&e.unwrap().filter));
+        assert_eq!(growth, Some(Growth::UpTo(1 << 24)));
+        // A filter that no byte ceiling bounds, which only a damaged or forged file can hold.
+        let unbounded = CuckooFilter::builder().capacity(100).growable().build();
+        store.put(b"u", Entry::with_filter(unbounded, grows, 0), Growth::UpTo(1 << 24)).unwrap();
+        save(&store, &path).unwrap();
+        let error = load(&Store::new(1 << 30, 1024), &path).unwrap_err();
+        assert!(matches!(&error, PersistError::Unbounded { name } if name == "u"), "{error}");
     }
 
     #[test]

@@ -1,25 +1,141 @@
-//! The named filters that every connection shares.
+//! The named filters that every connection shares, and the bound on their memory.
 //!
 //! The map from names to filters is a lock-free concurrent hash map: a command finds its
 //! filter without a lock and works on it through `&self`, as the library intends, and creating
 //! or deleting a filter costs the same however many exist.
 //!
-//! Memory is bounded: the tables of all filters as they were created (or loaded) never exceed
-//! the configured maximum, checked before a table is allocated; a growable filter grows up to
-//! that maximum on its own, and what its growth adds is not counted against the others.
+//! # Memory
+//!
+//! `--max-memory` bounds the sum of every filter's
+//! [`memory_usage`](lockfree_cuckoo::CuckooFilter::memory_usage), growth included, and
+//! [`used_memory`](Store::used_memory) is that sum, exact whenever no insert is running:
+//!
+//! - **Creating or loading** a filter charges its bytes, refused before a table is allocated
+//!   when they do not fit (an estimate of the first table is reserved while it is built).
+//! - **A fixed filter** (`EXPANSION 0`) never changes its memory: its inserts and removes run
+//!   with no lock and no accounting.
+//! - **A growable filter** grows only inside an insert, where the library decides, so each
+//!   insert into one first reserves the most that insert can add ([`growth_bound`]), then runs,
+//!   then charges what the filter actually grew and gives the rest back. When the reservation
+//!   does not fit in what is left of the maximum, the insert is refused as a full filter's (even
+//!   if it would have found room in the filter's levels: only the library knows, inside the
+//!   insert, whether it grows). Inserts into the same growable filter run one at a time (a
+//!   mutex per filter), since an insert makes at most one growth only when no other insert
+//!   runs beside it: with several at once, a level that one of them added may be filled by the
+//!   others and grown past in turn. Lookups, removes and inserts into other filters go on
+//!   meanwhile.
+//! - **Removes** never add memory here: every growable filter the store holds has a byte
+//!   ceiling (this server builds them with `--max-memory` as theirs, and refuses to load one
+//!   without), and the library adds room for pending removals only to filters without one.
+//! - **Deleting** a filter gives back its bytes as last charged, under the same mutex, so that
+//!   an insert running on it then either finished and was charged, or finds it deleted and is
+//!   refused.
+//!
+//! Tables being built, and a growth's reservation, count against the maximum but not in
+//! `used_memory`. `CF.LOADCHUNK` transfers are bounded apart (see [`Loads`]).
 
+use std::io::{self, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
+use lockfree_cuckoo::{CuckooFilter, InsertError};
 use lockfree_cuckoo_commands::{Entry, KeyError, Keyspace, Loads, Settings};
 
 type Map = papaya::HashMap<Box<[u8]>, Held>;
 
-/// A filter in the map, with the bytes counted for it when it was added.
+/// Bytes of a snapshot's header that hold a growable filter's byte ceiling (`FORMAT.md`: the
+/// level block's byte ceiling is the little-endian `u64` at offset 80, 0 for none, in versions
+/// 3 and 4, which are the versions with a level block).
+pub const SNAPSHOT_HEAD: usize = 88;
+
+/// How far a filter's memory may go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Growth {
+    /// A fixed filter: its memory never changes.
+    Fixed,
+    /// A growable filter whose `memory_usage` the library keeps within this many bytes (its
+    /// `Builder::max_memory`).
+    UpTo(usize),
+}
+
+impl Growth {
+    /// The growth of a filter loaded from a snapshot that starts with `head` (at least
+    /// [`SNAPSHOT_HEAD`] bytes); `None` for a growable filter without a byte ceiling, which the
+    /// store does not hold.
+    pub fn of_loaded(filter: &CuckooFilter, head: &[u8]) -> Option<Self> {
+        if !filter.is_growable() {
+            return Some(Self::Fixed);
+        }
+        let field = head.get(80..SNAPSHOT_HEAD)?;
+        let ceiling = u64::from_le_bytes(field.try_into().ok()?);
+        (ceiling != 0).then(|| Self::UpTo(usize::try_from(ceiling).unwrap_or(usize::MAX)))
+    }
+
+    /// [`of_loaded`](Self::of_loaded) with the header written by the filter itself, for a
+    /// filter whose snapshot bytes are gone (`CF.LOADCHUNK`'s): that copies its tables once.
+    pub fn of_filter(filter: &CuckooFilter) -> Option<Self> {
+        if !filter.is_growable() {
+            return Some(Self::Fixed);
+        }
+        let mut head = Head(Vec::with_capacity(SNAPSHOT_HEAD));
+        // The writer refuses the bytes past the header, which ends the writing early.
+        let _ = filter.write_to(&mut head);
+        Self::of_loaded(filter, &head.0)
+    }
+}
+
+/// Keeps the first [`SNAPSHOT_HEAD`] bytes written, then refuses more.
+struct Head(Vec<u8>);
+
+impl Write for Head {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let room = SNAPSHOT_HEAD - self.0.len();
+        if room == 0 {
+            return Err(io::Error::new(io::ErrorKind::WriteZero, "the header is complete"));
+        }
+        let kept = buf.len().min(room);
+        self.0.extend_from_slice(&buf[..kept]);
+        Ok(kept)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The most one insert adds to a growable filter of `bytes` whose ceiling is `ceiling`, when no
+/// other insert runs on it: one level, of at most four times the buckets of the newest (the
+/// library's growth factor; fewer to fit the ceiling), so at most four times the newest level's
+/// bytes, and those are within `bytes`. The eighth more covers what a level adds beside its
+/// table that level 0 lacks (a block of pending removals, under 1% of the table), the 4 KiB a
+/// small filter's fixed parts. The tests grow filters of many sizes against it.
+pub fn growth_bound(bytes: usize, ceiling: usize) -> usize {
+    let level = bytes.saturating_mul(4).saturating_add(bytes / 8).saturating_add(4096);
+    level.min(ceiling.saturating_sub(bytes))
+}
+
+/// A filter in the map, with what the accounting keeps for it.
 #[derive(Debug)]
 struct Held {
     entry: Arc<Entry>,
+    growth: Growth,
+    /// The bytes charged for the filter. Taken by every insert into a growable filter, and by
+    /// the deletion.
+    charge: Mutex<Charge>,
+}
+
+#[derive(Debug)]
+struct Charge {
     bytes: usize,
+    /// The filter left the map and its bytes were given back: it may not grow any more.
+    deleted: bool,
+}
+
+impl Held {
+    fn charge(&self) -> std::sync::MutexGuard<'_, Charge> {
+        // Nothing panics while the lock is held; a poisoned lock still holds a sound count.
+        self.charge.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 /// The shared map of named filters.
@@ -29,22 +145,26 @@ pub struct Store {
     max_memory: usize,
     /// Capacity of a filter that `CF.ADD` or `CF.INSERT` creates without one.
     default_capacity: u64,
-    /// Bytes of all tables in the map when they were added, plus estimates for tables being
-    /// built. Only the accounting reads it (Relaxed: a bound on a sum, not a publication).
+    /// Bytes charged for the filters in the map: their `memory_usage`, summed. Relaxed, as
+    /// every count here: a sum, it publishes nothing.
     used: AtomicUsize,
+    /// `used`, plus the reservations of tables being built and of inserts that may grow a
+    /// filter: never past `max_memory`.
+    committed: AtomicUsize,
     /// `CF.LOADCHUNK` transfers under way, within the same maximum.
     loads: Loads,
 }
 
 impl Store {
-    /// An empty store whose filters may take `max_memory` bytes in all, creating filters of
-    /// `default_capacity` for `CF.ADD` to a new name.
+    /// An empty store whose filters may take `max_memory` bytes in all, growth included,
+    /// creating filters of `default_capacity` for `CF.ADD` to a new name.
     pub fn new(max_memory: usize, default_capacity: u64) -> Self {
         Self {
             map: Map::new(),
             max_memory,
             default_capacity,
             used: AtomicUsize::new(0),
+            committed: AtomicUsize::new(0),
             loads: Loads::new(max_memory, true),
         }
     }
@@ -55,18 +175,23 @@ impl Store {
         f(map.get(name).map(|held| &*held.entry))
     }
 
-    /// Adds `entry` (new, or loaded from a save file) under `name`, its memory counted.
+    /// Adds `entry` (new, or loaded from a save file) under `name`, its memory counted;
+    /// `growth` says how far it may grow.
     ///
     /// # Errors
     ///
     /// [`KeyError::Exists`] if the name is taken, [`KeyError::OutOfMemory`] if it does not fit.
-    pub fn put(&self, name: &[u8], entry: Entry) -> Result<Arc<Entry>, KeyError> {
+    pub fn put(&self, name: &[u8], entry: Entry, growth: Growth) -> Result<Arc<Entry>, KeyError> {
         let bytes = entry.filter.memory_usage();
         self.reserve(bytes)?;
         let entry = Arc::new(entry);
-        let held = Held { entry: Arc::clone(&entry), bytes };
+        let charge = Mutex::new(Charge { bytes, deleted: false });
+        let held = Held { entry: Arc::clone(&entry), growth, charge };
         match self.map.pin().try_insert(name.into(), held) {
-            Ok(_) => Ok(entry),
+            Ok(_) => {
+                self.used.fetch_add(bytes, Ordering::Relaxed);
+                Ok(entry)
+            }
             Err(_) => {
                 self.release(bytes);
                 Err(KeyError::Exists)
@@ -74,13 +199,18 @@ impl Store {
         }
     }
 
-    /// Builds an empty filter with `settings` within the memory maximum.
-    fn build(&self, settings: &Settings) -> Result<Entry, KeyError> {
+    /// Builds an empty filter with `settings` within the memory maximum, and adds it.
+    fn build_and_put(&self, name: &[u8], settings: &Settings) -> Result<Arc<Entry>, KeyError> {
         let estimate = settings.first_table_bound();
         self.reserve(estimate)?;
+        // The library keeps one filter within the whole maximum; the reservations keep all of
+        // them within it together.
         let built = Entry::new(*settings, self.max_memory, true);
         self.release(estimate);
-        built.map_err(|_| KeyError::OutOfMemory)
+        let entry = built.map_err(|_| KeyError::OutOfMemory)?;
+        let growth =
+            if entry.filter.is_growable() { Growth::UpTo(self.max_memory) } else { Growth::Fixed };
+        self.put(name, entry, growth)
     }
 
     /// Deletes the named filters; returns how many existed.
@@ -89,7 +219,7 @@ impl Store {
         let mut removed = 0;
         for name in names {
             if let Some(held) = map.remove(name) {
-                self.release(held.bytes);
+                self.forget(held);
                 removed += 1;
             }
         }
@@ -101,10 +231,19 @@ impl Store {
         let map = self.map.pin();
         for name in map.keys() {
             if let Some(held) = map.remove(name) {
-                self.release(held.bytes);
+                self.forget(held);
             }
         }
         self.loads.clear();
+    }
+
+    /// Gives back the bytes of a filter that left the map.
+    fn forget(&self, held: &Held) {
+        let mut charge = held.charge();
+        charge.deleted = true;
+        let bytes = std::mem::take(&mut charge.bytes);
+        self.used.fetch_sub(bytes, Ordering::Relaxed);
+        self.release(bytes);
     }
 
     /// The filters as they are now, sorted by name (for `SAVE`).
@@ -131,7 +270,8 @@ impl Store {
         self.len() == 0
     }
 
-    /// Bytes of all tables, as counted when each filter was added.
+    /// Bytes of all filters, growth included: the sum of their `memory_usage`, exact whenever
+    /// no insert is running.
     pub fn used_memory(&self) -> usize {
         self.used.load(Ordering::Relaxed)
     }
@@ -142,20 +282,51 @@ impl Store {
     }
 
     fn reserve(&self, bytes: usize) -> Result<(), KeyError> {
-        let mut used = self.used.load(Ordering::Relaxed);
+        let mut committed = self.committed.load(Ordering::Relaxed);
         loop {
-            let next = used.checked_add(bytes).filter(|&n| n <= self.max_memory);
+            let next = committed.checked_add(bytes).filter(|&n| n <= self.max_memory);
             let Some(next) = next else { return Err(KeyError::OutOfMemory) };
-            match self.used.compare_exchange_weak(used, next, Ordering::Relaxed, Ordering::Relaxed)
-            {
+            match self.committed.compare_exchange_weak(
+                committed,
+                next,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
                 Ok(_) => return Ok(()),
-                Err(now) => used = now,
+                Err(now) => committed = now,
             }
         }
     }
 
     fn release(&self, bytes: usize) {
-        self.used.fetch_sub(bytes, Ordering::Relaxed);
+        self.committed.fetch_sub(bytes, Ordering::Relaxed);
+    }
+
+    /// An insert into the growable filter `held`, within the memory maximum (see the module
+    /// documentation).
+    fn insert_growable(&self, held: &Held, item: &[u8], ceiling: usize) -> Result<(), InsertError> {
+        let mut charge = held.charge();
+        if charge.deleted {
+            return Err(InsertError::Full);
+        }
+        let worst = growth_bound(charge.bytes, ceiling);
+        if self.reserve(worst).is_err() {
+            return Err(InsertError::Full);
+        }
+        let inserted = held.entry.filter.insert(item);
+        // Levels are only added: the memory never shrinks while the filter is in the map.
+        let grown = held.entry.filter.memory_usage().saturating_sub(charge.bytes);
+        charge.bytes += grown;
+        self.used.fetch_add(grown, Ordering::Relaxed);
+        // The reservation becomes the growth. A growth past it would mean the bound is wrong:
+        // it is charged all the same, so that `used_memory` stays exact.
+        debug_assert!(grown <= worst, "a growth of {grown} bytes passed its bound of {worst}");
+        if grown <= worst {
+            self.release(worst - grown);
+        } else {
+            self.committed.fetch_add(grown - worst, Ordering::Relaxed);
+        }
+        inserted
     }
 }
 
@@ -174,7 +345,7 @@ impl Keyspace for Store {
         if let Some(held) = map.get(key) {
             return Ok(f(&held.entry));
         }
-        match self.build(settings).and_then(|entry| self.put(key, entry)) {
+        match self.build_and_put(key, settings) {
             Ok(entry) => Ok(f(&entry)),
             // Another connection created it meanwhile: use theirs, as if it had been first.
             Err(KeyError::Exists) => match map.get(key) {
@@ -189,11 +360,13 @@ impl Keyspace for Store {
         if self.map.pin().contains_key(key) {
             return Err(KeyError::Exists);
         }
-        self.put(key, self.build(settings)?).map(drop)
+        self.build_and_put(key, settings).map(drop)
     }
 
+    /// A filter from `CF.LOADCHUNK`; a growable one without a byte ceiling is refused.
     fn adopt(&self, key: &[u8], entry: Entry) -> Result<(), KeyError> {
-        self.put(key, entry).map(drop)
+        let growth = Growth::of_filter(&entry.filter).ok_or(KeyError::OutOfMemory)?;
+        self.put(key, entry, growth).map(drop)
     }
 
     fn loads(&self) -> &Loads {
@@ -203,6 +376,22 @@ impl Keyspace for Store {
     fn default_capacity(&self) -> u64 {
         self.default_capacity
     }
+
+    fn insert(&self, key: &[u8], entry: &Entry, item: &[u8]) -> Result<(), InsertError> {
+        if !entry.filter.is_growable() {
+            return entry.filter.insert(item);
+        }
+        let map = self.map.pin();
+        match map.get(key) {
+            Some(held) if std::ptr::eq(&*held.entry, entry) => match held.growth {
+                Growth::UpTo(ceiling) => self.insert_growable(held, item, ceiling),
+                Growth::Fixed => entry.filter.insert(item),
+            },
+            // Deleted (or replaced) while the command ran: its bytes are no longer counted, so
+            // it may not grow.
+            _ => Err(InsertError::Full),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -211,12 +400,16 @@ mod tests {
 
     const SMALL: Settings = Settings::with_capacity(1000);
 
+    fn sizes(store: &Store) -> usize {
+        store.entries().iter().map(|(_, e)| e.filter.memory_usage()).sum()
+    }
+
     #[test]
     fn create_use_delete() {
         let store = Store::new(1 << 30, 1024);
         store.create(b"a", &SMALL).unwrap();
         assert_eq!(store.create(b"a", &SMALL).unwrap_err(), KeyError::Exists);
-        store.with(b"a", |e| e.unwrap().filter.insert(b"x".as_slice()).unwrap());
+        store.with(b"a", |e| store.insert(b"a", e.unwrap(), b"x").unwrap());
         let found = store.read_or_create(b"a", &SMALL, |e| e.filter.contains(b"x".as_slice()));
         assert_eq!(found, Ok(true));
         assert!(store.used_memory() > 0);
@@ -237,6 +430,7 @@ mod tests {
         store.create(b"s", &SMALL).unwrap();
         store.clear();
         assert_eq!(store.used_memory(), 0);
+        assert_eq!(store.committed.load(Ordering::Relaxed), 0);
         assert!(store.is_empty());
     }
 
@@ -249,9 +443,10 @@ mod tests {
                 std::thread::spawn(move || {
                     for i in 0..100u32 {
                         let name = format!("f{}", i % 10);
+                        let item = format!("{t}.{i}");
                         store
                             .read_or_create(name.as_bytes(), &SMALL, |e| {
-                                e.filter.insert(&(t, i)).unwrap()
+                                store.insert(name.as_bytes(), e, item.as_bytes()).unwrap()
                             })
                             .unwrap();
                     }
@@ -264,7 +459,95 @@ mod tests {
         assert_eq!(store.len(), 10);
         let items: usize = store.entries().iter().map(|(_, e)| e.filter.len()).sum();
         assert_eq!(items, 400, "an insert went to a filter that lost the race");
-        let tables: usize = store.entries().iter().map(|(_, e)| e.filter.memory_usage()).sum();
-        assert_eq!(store.used_memory(), tables);
+        assert_eq!(store.used_memory(), sizes(&store));
+    }
+
+    /// Each growth of a filter inserted into alone stays within `growth_bound`, at sizes from
+    /// a one-bucket filter to one whose first level has a million buckets.
+    #[test]
+    fn every_growth_is_within_its_bound() {
+        for capacity in [0u64, 4, 100, 1024, 10_000, 100_000, 1_000_000] {
+            let settings = Settings::with_capacity(capacity);
+            let filter = settings.build(usize::MAX, false).unwrap();
+            let mut bytes = filter.memory_usage();
+            let mut growths = 0;
+            let mut item = 0u64;
+            while growths < if capacity < 100_000 { 4 } else { 1 } {
+                item += 1;
+                filter.insert(&item).unwrap();
+                let now = filter.memory_usage();
+                if now != bytes {
+                    let bound = growth_bound(bytes, usize::MAX);
+                    assert!(now - bytes <= bound, "{capacity}: {bytes} grew by {}", now - bytes);
+                    (bytes, growths) = (now, growths + 1);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn growth_is_counted_and_bounded() {
+        let max = 4 << 20;
+        let store = Arc::new(Store::new(max, 64));
+        let threads: Vec<_> = (0..4u32)
+            .map(|t| {
+                let store = Arc::clone(&store);
+                std::thread::spawn(move || {
+                    let mut refused = 0;
+                    for i in 0..400_000u32 {
+                        // A filter of each thread's own, and one all of them share.
+                        let name = if i % 3 == 0 { "shared".into() } else { format!("own{t}") };
+                        let item = format!("{t}.{i}");
+                        let added = store.read_or_create(name.as_bytes(), &SMALL, |e| {
+                            store.insert(name.as_bytes(), e, item.as_bytes())
+                        });
+                        if added != Ok(Ok(())) {
+                            refused += 1;
+                            if refused > 1000 {
+                                break;
+                            }
+                        }
+                        assert!(store.committed.load(Ordering::Relaxed) <= max);
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let used = store.used_memory();
+        assert_eq!(used, sizes(&store));
+        assert!(used <= max, "{used} bytes over {max}");
+        // The filters grew well past their first tables before they were refused.
+        assert!(used > max / 4, "{used} bytes of {max}");
+        assert_eq!(store.committed.load(Ordering::Relaxed), used);
+        store.clear();
+        assert_eq!((store.used_memory(), store.committed.load(Ordering::Relaxed)), (0, 0));
+    }
+
+    #[test]
+    fn a_deleted_filter_does_not_grow() {
+        let store = Store::new(1 << 30, 4);
+        store.create(b"f", &Settings::with_capacity(4)).unwrap();
+        store.with(b"f", |e| {
+            let e = e.unwrap();
+            assert_eq!(store.delete([&b"f"[..]].into_iter()), 1);
+            assert_eq!(store.insert(b"f", e, b"x"), Err(InsertError::Full));
+        });
+        assert_eq!(store.used_memory(), 0);
+    }
+
+    #[test]
+    fn a_growable_filter_without_a_byte_ceiling_is_refused() {
+        let store = Store::new(1 << 30, 1024);
+        let unbounded = CuckooFilter::builder().capacity(100).growable().build();
+        let entry = Entry::with_filter(unbounded, SMALL, 0);
+        assert_eq!(store.adopt(b"u", entry), Err(KeyError::OutOfMemory));
+        let bounded = CuckooFilter::builder().capacity(100).max_memory(1 << 20).build();
+        assert_eq!(Growth::of_filter(&bounded), Some(Growth::UpTo(1 << 20)));
+        store.adopt(b"b", Entry::with_filter(bounded, SMALL, 0)).unwrap();
+        let fixed = CuckooFilter::with_capacity(100);
+        assert_eq!(Growth::of_filter(&fixed), Some(Growth::Fixed));
+        assert_eq!(store.used_memory(), sizes(&store));
     }
 }

@@ -3,6 +3,7 @@
 
 mod bad_input;
 mod common;
+mod memory;
 mod persistence;
 mod redis_tools;
 mod replies;
