@@ -479,6 +479,39 @@ impl<S> CuckooFilter<S> {
         self.levels.growth().is_some()
     }
 
+    /// The item ceiling of a growable filter ([`Builder::max_capacity`](crate::Builder::max_capacity),
+    /// or the snapshot's), `None` when it has none or is fixed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::builder().capacity(10).max_capacity(1_000).build();
+    /// assert_eq!(filter.max_capacity(), Some(1_000));
+    /// assert_eq!(filter.max_memory(), None);
+    /// ```
+    pub fn max_capacity(&self) -> Option<usize> {
+        self.levels.growth().and_then(|ceiling| ceiling.items)
+    }
+
+    /// The byte ceiling of a growable filter ([`Builder::max_memory`](crate::Builder::max_memory),
+    /// or the snapshot's): its [`memory_usage`](Self::memory_usage) never passes it. `None`
+    /// when it has none or is fixed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::builder().capacity(10).max_memory(1 << 20).build();
+    /// assert_eq!(filter.max_memory(), Some(1 << 20));
+    /// assert_eq!(CuckooFilter::with_capacity(10).max_memory(), None);
+    /// ```
+    pub fn max_memory(&self) -> Option<usize> {
+        self.levels.growth().and_then(|ceiling| ceiling.bytes)
+    }
+
     /// The fraction of fingerprint lanes in use, [`len`](Self::len) over four lanes a bucket.
     /// The false-positive rate grows with it: about `8 × load / 65,532` (the crate docs'
     /// "Guarantees").

@@ -51,7 +51,7 @@ impl Fingerprint {
     /// # Panics
     ///
     /// If `value` is 0 or 0xFFFF.
-    #[cfg(test)]
+    #[cfg(any(test, feature = "test-hooks"))]
     pub(crate) const fn of(value: u16) -> Self {
         match Self::from_lane(value) {
             Some(fingerprint) => fingerprint,

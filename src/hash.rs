@@ -104,8 +104,20 @@ pub(crate) const fn mixed_slots(mixed: u64, buckets: usize) -> Slots {
 /// A hash whose first bucket is `bucket` and whose fingerprint is `fingerprint`.
 #[cfg(any(test, feature = "test-hooks"))]
 pub(crate) const fn compose(bucket: usize, fingerprint: Fingerprint, buckets: usize) -> u64 {
-    // The smallest 48-bit value that fastrange maps to `bucket`.
-    let high = ((bucket as u128) << 48).div_ceil(buckets as u128) as u64;
+    compose_nth(bucket, fingerprint, buckets, 0)
+}
+
+/// The `nth` hash (from 0) whose first bucket is `bucket` and whose fingerprint is
+/// `fingerprint`, for `nth` below `2^48 / buckets - 1`: distinct items with the same slots.
+#[cfg(any(test, feature = "test-hooks"))]
+pub(crate) const fn compose_nth(
+    bucket: usize,
+    fingerprint: Fingerprint,
+    buckets: usize,
+    nth: u64,
+) -> u64 {
+    // The smallest 48-bit value that fastrange maps to `bucket`, and the ones after it.
+    let high = ((bucket as u128) << 48).div_ceil(buckets as u128) as u64 + nth;
     unmix(high << 16 | fingerprint.get() as u64)
 }
 

@@ -21,11 +21,8 @@ use core::fmt;
 use core::hash::{BuildHasher, Hasher};
 
 /// The format-4 hasher's key words: the first 192 fractional bits of pi.
-const FORMAT_4: Keys = Keys {
-    start: 0x243F_6A88_85A3_08D3,
-    low: 0x1319_8A2E_0370_7344,
-    high: 0xA409_3822_299F_31D0,
-};
+const FORMAT_4: Keys =
+    Keys { start: 0x243F_6A88_85A3_08D3, low: 0x1319_8A2E_0370_7344, high: 0xA409_3822_299F_31D0 };
 
 /// The increment of SplitMix64, which expands a seed into the key words.
 const GOLDEN_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -140,6 +137,19 @@ impl DefaultHashBuilder {
 
     const FORMAT_4: Self = Self { keys: FORMAT_4, seed: None };
 
+    /// A 16-byte item whose hash is `hash`, as anyone who knows the key can compute it from
+    /// `FORMAT.md` (a test hook, for attacks): the item's second word cancels the key word it is
+    /// xored with, so the multiply is by 1, and its first word sets the product.
+    #[cfg(feature = "test-hooks")]
+    pub(crate) fn item_for_hash(&self, hash: u64) -> [u8; 16] {
+        // `Hash` for `[u8; 16]` writes the length, 16, then the bytes (`FORMAT.md`).
+        let state = (self.keys.start ^ 16).rotate_right(16);
+        let mut item = [0u8; 16];
+        item[..8].copy_from_slice(&(hash ^ state ^ self.keys.low).to_le_bytes());
+        item[8..].copy_from_slice(&(self.keys.high ^ 1).to_le_bytes());
+        item
+    }
+
     /// The hasher of a snapshot that records `seed` (`None`: it records none, so it was written
     /// under the format-4 hasher or another hasher, which the probes tell apart).
     pub(crate) const fn of_snapshot(seed: Option<u64>) -> Self {
@@ -159,7 +169,9 @@ impl Default for DefaultHashBuilder {
 
 impl fmt::Debug for DefaultHashBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("DefaultHashBuilder").field("keyed", &self.seed.is_some()).finish_non_exhaustive()
+        f.debug_struct("DefaultHashBuilder")
+            .field("keyed", &self.seed.is_some())
+            .finish_non_exhaustive()
     }
 }
 
@@ -480,7 +492,8 @@ mod tests {
         };
         let unkeyed = DefaultHashBuilder::FORMAT_4;
         let keyed = DefaultHashBuilder::with_seed(9);
-        let (mut collapsed, mut distinct) = (std::collections::HashSet::new(), std::collections::HashSet::new());
+        let (mut collapsed, mut distinct) =
+            (std::collections::HashSet::new(), std::collections::HashSet::new());
         for first in 0..1000u64 {
             let mut hasher = unkeyed.build_hasher();
             hasher.write(&item(first));

@@ -118,6 +118,8 @@
 mod batch;
 mod bucket;
 mod builder;
+#[cfg(feature = "test-hooks")]
+mod crafted;
 mod error;
 mod filter;
 mod fingerprint;

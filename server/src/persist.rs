@@ -29,7 +29,7 @@ use lockfree_cuckoo::{CuckooFilter, LoadError};
 
 use lockfree_cuckoo_commands::{Entry, KeyError, Settings, DEFAULT_BUCKET_SIZE};
 
-use crate::store::{Growth, Store, SNAPSHOT_HEAD};
+use crate::store::{Growth, Store};
 
 /// The magic of layout version 2, which this build writes; version 1 differs in its last byte.
 const MAGIC: [u8; 8] = *b"LFCSRV\0\x02";
@@ -247,7 +247,7 @@ pub fn load(store: &Store, path: &Path) -> Result<usize, PersistError> {
         };
         let deletes = read_u64(&mut input)?;
         let snapshot_len = read_u64(&mut input)?;
-        let mut snapshot = Head { inner: (&mut input).take(snapshot_len), head: Vec::new() };
+        let mut snapshot = (&mut input).take(snapshot_len);
         let filter = CuckooFilter::read_from(&mut snapshot).map_err(|source| match source {
             LoadError::Io(e) if e.kind() == io::ErrorKind::UnexpectedEof => PersistError::Truncated,
             LoadError::OlderDefaultHasher { .. } => {
@@ -255,10 +255,10 @@ pub fn load(store: &Store, path: &Path) -> Result<usize, PersistError> {
             }
             source => PersistError::Filter { name: String::from_utf8_lossy(&name).into(), source },
         })?;
-        if snapshot.inner.limit() != 0 {
+        if snapshot.limit() != 0 {
             return Err(PersistError::Truncated);
         }
-        let Some(growth) = Growth::of_loaded(&filter, &snapshot.head) else {
+        let Some(growth) = Growth::of_filter(&filter) else {
             return Err(PersistError::Unbounded { name: String::from_utf8_lossy(&name).into() });
         };
         let settings = Settings {
@@ -290,22 +290,6 @@ fn read_u64(input: &mut impl Read) -> io::Result<u64> {
     let mut bytes = [0; 8];
     input.read_exact(&mut bytes)?;
     Ok(u64::from_le_bytes(bytes))
-}
-
-/// A reader that keeps the first bytes read through it: a snapshot's header, for the byte
-/// ceiling of a growable filter.
-struct Head<R> {
-    inner: R,
-    head: Vec<u8>,
-}
-
-impl<R: Read> Read for Head<R> {
-    fn read(&mut self, bytes: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(bytes)?;
-        let kept = n.min(SNAPSHOT_HEAD - self.head.len());
-        self.head.extend_from_slice(&bytes[..kept]);
-        Ok(n)
-    }
 }
 
 /// A reader or writer that feeds every byte through the file's checksum.

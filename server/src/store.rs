@@ -34,7 +34,6 @@
 //! Tables being built, and a growth's reservation, count against the maximum but not in
 //! `used_memory`. `CF.LOADCHUNK` transfers are bounded apart (see [`Loads`]).
 
-use std::io::{self, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -42,11 +41,6 @@ use lockfree_cuckoo::{CuckooFilter, InsertError};
 use lockfree_cuckoo_commands::{Entry, KeyError, Keyspace, Loads, Settings};
 
 type Map = papaya::HashMap<Box<[u8]>, Held>;
-
-/// Bytes of a snapshot's header that hold a growable filter's byte ceiling (`FORMAT.md`: the
-/// level block's byte ceiling is the little-endian `u64` at offset 80, 0 for none, in versions
-/// 3 and 4, which are the versions with a level block).
-pub const SNAPSHOT_HEAD: usize = 88;
 
 /// How far a filter's memory may go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,47 +53,13 @@ pub enum Growth {
 }
 
 impl Growth {
-    /// The growth of a filter loaded from a snapshot that starts with `head` (at least
-    /// [`SNAPSHOT_HEAD`] bytes); `None` for a growable filter without a byte ceiling, which the
+    /// The growth of `filter`; `None` for a growable filter without a byte ceiling, which the
     /// store does not hold.
-    pub fn of_loaded(filter: &CuckooFilter, head: &[u8]) -> Option<Self> {
-        if !filter.is_growable() {
-            return Some(Self::Fixed);
-        }
-        let field = head.get(80..SNAPSHOT_HEAD)?;
-        let ceiling = u64::from_le_bytes(field.try_into().ok()?);
-        (ceiling != 0).then(|| Self::UpTo(usize::try_from(ceiling).unwrap_or(usize::MAX)))
-    }
-
-    /// [`of_loaded`](Self::of_loaded) with the header written by the filter itself, for a
-    /// filter whose snapshot bytes are gone (`CF.LOADCHUNK`'s): that copies its tables once.
     pub fn of_filter(filter: &CuckooFilter) -> Option<Self> {
         if !filter.is_growable() {
             return Some(Self::Fixed);
         }
-        let mut head = Head(Vec::with_capacity(SNAPSHOT_HEAD));
-        // The writer refuses the bytes past the header, which ends the writing early.
-        let _ = filter.write_to(&mut head);
-        Self::of_loaded(filter, &head.0)
-    }
-}
-
-/// Keeps the first [`SNAPSHOT_HEAD`] bytes written, then refuses more.
-struct Head(Vec<u8>);
-
-impl Write for Head {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let room = SNAPSHOT_HEAD - self.0.len();
-        if room == 0 {
-            return Err(io::Error::new(io::ErrorKind::WriteZero, "the header is complete"));
-        }
-        let kept = buf.len().min(room);
-        self.0.extend_from_slice(&buf[..kept]);
-        Ok(kept)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
+        filter.max_memory().map(Self::UpTo)
     }
 }
 

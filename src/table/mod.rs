@@ -250,6 +250,12 @@ impl Table {
         bucket::count(self.buckets[index].load(Ordering::Acquire), fingerprint)
     }
 
+    /// Occupied lanes of bucket `index` (a plain read, for tests).
+    #[cfg(feature = "test-hooks")]
+    pub(crate) fn occupied(&self, index: usize) -> usize {
+        bucket::occupied(self.buckets[index].load(Ordering::Acquire))
+    }
+
     /// The slots of the item whose mixed hash is `mixed` in this table: both buckets below
     /// [`bucket_count`](Self::bucket_count), as `hash::index` and `hash::alt_index` stay below the
     /// count they are given. [`contains_at`](Self::contains_at) relies on it.
