@@ -138,3 +138,24 @@ fn a_refused_insert_grows_the_filter_from_nine_tenths_of_its_promise() {
         }
     }
 }
+
+/// The control for the growth rule: random items first meet a refusal at or above a table's
+/// whole promise at every size (`BENCHMARKS.md`, "First refusals"), so the rule's nine tenths
+/// never turn away a random item that the filter would once have grown for. Heavy: release CI.
+#[test]
+#[ignore = "fills 40,000 tables; run in release"]
+fn random_items_first_meet_a_refusal_above_nine_tenths_of_the_promise() {
+    let mut rng = StdRng::seed_from_u64(11);
+    for (buckets, tables) in [(4, 10_000), (16, 10_000), (64, 10_000), (273, 5_000), (1 << 12, 500)]
+        .into_iter()
+        .chain([(1 << 16, 20), (1 << 20, 2)])
+    {
+        for _ in 0..tables {
+            let filter = CuckooFilter::builder().bucket_count(buckets).seed(rng.random()).build();
+            while filter.insert(&rng.random::<u64>()).is_ok() {}
+            let first = filter.len() as f64 / filter.capacity() as f64;
+            assert!(first >= 0.9, "{buckets} buckets: first refusal at {first:.3} of the promise");
+            assert_eq!(filter.stats().crowded_refusals, 0);
+        }
+    }
+}
