@@ -11,12 +11,15 @@ const SHARDS: u64 = 4;
 const PER_SHARD: u64 = 250_000;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    // Every shard is built with the same capacity and hasher, so they can be merged.
+    // Every shard is built with the same capacity and seed, so they can be merged. The seed is
+    // the job's secret: drawn once, then handed to every shard's builder.
     let capacity = (SHARDS * PER_SHARD) as usize;
+    let seed = lockfree_cuckoo::DefaultHashBuilder::new().seed().expect("a keyed hasher");
+    let shard_filter = move || CuckooFilter::builder().capacity(capacity).seed(seed).build();
     let shipped: Vec<Vec<u8>> = (0..SHARDS)
         .map(|shard| {
             thread::spawn(move || {
-                let filter = CuckooFilter::with_capacity(capacity);
+                let filter = shard_filter();
                 for i in 0..PER_SHARD {
                     filter.insert(&(shard, i)).expect("within capacity");
                 }
@@ -28,7 +31,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(|worker| worker.join().expect("shard builder panicked"))
         .collect();
 
-    let merged = CuckooFilter::with_capacity(capacity);
+    let merged = shard_filter();
     for (shard, bytes) in shipped.iter().enumerate() {
         let filter = CuckooFilter::from_bytes(bytes)?;
         merged.merge(&filter)?;

@@ -38,10 +38,12 @@
 //!   rest): 0.0115% at the promised capacity (load 0.94), 0.0122% with every lane full.
 //!   The filter mixes every hash before using it, so this holds for weak hashers too (an
 //!   identity hash of integer keys), as long as distinct items hash differently.
-//! - **Portable snapshots.** The default hasher ([`DefaultHashBuilder`]) is specified in
-//!   `FORMAT.md`: an item hashes the same on every target, with any CPU features and in every
-//!   version, so a snapshot saved by one build loads in another. [`AHashBuilder`] is an opt-in
-//!   for filters that stay in one build.
+//! - **Keyed, portable hashing.** The default hasher ([`DefaultHashBuilder`]) is keyed by a seed
+//!   each filter draws at random (see Security below) and specified in `FORMAT.md` with the key
+//!   as a parameter: under one seed an item hashes the same on every target, with any CPU
+//!   features and in every version, and a snapshot records the seed, so a snapshot saved by one
+//!   build loads into an equal filter in another. [`AHashBuilder`] is an opt-in for filters
+//!   that stay in one build.
 //! - **Wait-free lookups**: `contains` finishes in a bounded number of steps whatever other
 //!   threads do. **Lock-free updates**: an `insert` or `remove` retries only when another
 //!   thread's operation made progress, and never waits for a live snapshot
@@ -55,8 +57,8 @@
 //!   power-of-two rounding).
 //! - **Growth.** A filter built with [`Builder::growable`] (optionally up to
 //!   [`max_capacity`](Builder::max_capacity) or [`max_memory`](Builder::max_memory)) never
-//!   needs its final size: when its newest table is full, an insert adds a table four times
-//!   larger, while every other thread goes on inserting, looking up and removing. Nothing moves,
+//!   needs its final size: when its newest table is full (90% of the items it promises), an
+//!   insert it refuses adds a table four times larger, while every other thread goes on inserting, looking up and removing. Nothing moves,
 //!   nothing is lost, no operation waits for a growth, and every guarantee above holds during
 //!   and after it. **Memory follows the live items**, not the history: an insert puts an item's
 //!   copy in the table that holds its other copies, so re-inserting and removing live items,
@@ -95,6 +97,31 @@
 //!   which its lookups may or may not see, like any insert concurrent with the batch.
 //! - [`len`](CuckooFilter::len) and [`stats`](CuckooFilter::stats) are sums of sharded counters:
 //!   exact when no insert or remove is in flight, approximate while they run.
+//!
+//! # Security
+//!
+//! Servers fill filters with items their clients choose. Whoever knows where items land can
+//! aim items at a few buckets, so:
+//!
+//! - **The key.** [`CuckooFilter::with_capacity`] and [`CuckooFilter::builder`] key the default
+//!   hasher with a seed drawn from the standard library's `HashMap` keys (`RandomState`, which
+//!   the operating system seeds), a different one for every filter. The hasher is foldhash's
+//!   folded multiply with secret key words: without the key nobody places items in chosen
+//!   buckets faster than by trying random items, and no class of items hashes alike for every
+//!   key. [`Builder::seed`] fixes the seed for reproducible filters (tests, shards to
+//!   [merge](CuckooFilter::merge), replicas); a fixed seed is a known key.
+//! - **Growth.** A growable filter adds a level only when an insert is refused by a newest level
+//!   holding at least 90% of its promise; below that, the item alone is refused
+//!   ([`InsertError::Full`], counted in [`Stats::crowded_refusals`]), with no level added and
+//!   nothing lost. Random items first meet a refusal above their table's whole promise, so they
+//!   grow as without the rule.
+//! - **With the key**, an attacker fills chosen buckets, a dozen items each: items whose buckets
+//!   and paths it filled are refused, while memory and the levels stay where random items leave
+//!   them.
+//! - **Snapshots reveal the key**: [`to_bytes`](CuckooFilter::to_bytes),
+//!   [`write_to`](CuckooFilter::write_to) and serde record the seed so that the filter loads
+//!   equal anywhere. Whoever reads a snapshot can compute where any item lands; keep snapshots
+//!   as private as the filter.
 //!
 //! # Removing
 //!
