@@ -3,6 +3,7 @@
 
 mod bad_input;
 mod common;
+mod hostile;
 mod memory;
 mod persistence;
 mod redis_tools;
