@@ -7,6 +7,9 @@ use std::sync::Arc;
 use lockfree_cuckoo::CuckooFilter;
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
+/// The default hasher's seed for filters that must hash alike.
+const SEED: u64 = 0x5EED;
+
 /// Every batch length around the prefetch window (16) and a few long ones.
 const LENGTHS: [usize; 14] = [0, 1, 2, 7, 15, 16, 17, 31, 32, 33, 100, 255, 1000, 4097];
 
@@ -179,8 +182,9 @@ fn insert_batch_builds_the_same_filter_as_scalar_inserts() {
         let mut rng = StdRng::seed_from_u64(7);
         (0..30_000).map(|_| rng.random()).collect()
     };
-    let batched = CuckooFilter::with_capacity(30_000);
-    let scalar_built = CuckooFilter::with_capacity(30_000);
+    // One seed: the two filters must hash alike to end up equal.
+    let batched = CuckooFilter::builder().capacity(30_000).seed(SEED).build();
+    let scalar_built = CuckooFilter::builder().capacity(30_000).seed(SEED).build();
     for chunk in keys.chunks(1000) {
         assert_eq!(batched.insert_batch(chunk), chunk.len());
     }

@@ -14,6 +14,14 @@ fn growable(capacity: usize) -> CuckooFilter {
     CuckooFilter::builder().capacity(capacity).growable().build()
 }
 
+/// The default hasher's seed for filters that must hash alike (to be merged).
+const SEED: u64 = 0x5EED;
+
+/// [`growable`] with the default hasher keyed by [`SEED`].
+fn growable_seeded(capacity: usize) -> CuckooFilter {
+    CuckooFilter::builder().capacity(capacity).seed(SEED).growable().build()
+}
+
 /// Keys no test inserts: the top bit set.
 fn absent(i: u64) -> u64 {
     1 << 63 | i
@@ -193,8 +201,11 @@ fn snapshots_and_clones_keep_the_levels_and_keep_growing() {
     let levels = filter.stats().levels;
     assert!(levels > 2);
     let bytes = filter.to_bytes();
-    assert_eq!(&bytes[8..10], [4, 0], "format version 4");
-    assert_eq!(bytes[12], 1, "a growable filter sets the level flag");
+    assert_eq!(&bytes[8..10], [5, 0], "format version 5");
+    assert_eq!(
+        bytes[12], 3,
+        "a growable filter sets the level flag (and a keyed one the seed flag)"
+    );
     let info = filter.write_to(Vec::new()).unwrap();
     assert_eq!(info.bytes, bytes.len() as u64);
     assert_eq!(info.items, u64::from(n));
@@ -214,8 +225,8 @@ fn snapshots_and_clones_keep_the_levels_and_keep_growing() {
         }
         assert!(other.stats().levels > levels);
     }
-    // A fixed filter writes no level block.
-    assert_eq!(&CuckooFilter::with_capacity(10).to_bytes()[8..16], [4, 0, 16, 4, 0, 0, 0, 0]);
+    // A fixed filter writes no level block (only the seed flag).
+    assert_eq!(&CuckooFilter::with_capacity(10).to_bytes()[8..16], [5, 0, 16, 4, 2, 0, 0, 0]);
 }
 
 #[test]
@@ -240,6 +251,7 @@ fn truncated_and_forged_growable_snapshots_are_errors() {
         assert!(CuckooFilter::from_bytes(&bytes[..cut]).is_err(), "cut at {cut}");
         assert!(CuckooFilter::read_from(&bytes[..cut]).is_err(), "cut at {cut}");
     }
+    // The seed field, the level block and the table.
     for at in 64..bytes.len() {
         let mut forged = bytes.clone();
         forged[at] ^= 0x10;
@@ -269,7 +281,7 @@ fn clear_goes_back_to_the_first_level() {
 #[test]
 fn grown_filters_merge_level_by_level_and_lose_nothing() {
     // Not yet grown: one level each, merged as fixed filters are.
-    let (a, b) = (growable(1_000), growable(1_000));
+    let (a, b) = (growable_seeded(1_000), growable_seeded(1_000));
     for key in 0..200u32 {
         a.insert(&key).unwrap();
         b.insert(&(key + 1_000)).unwrap();
@@ -280,7 +292,7 @@ fn grown_filters_merge_level_by_level_and_lose_nothing() {
 
     // Grown alike: each level into its counterpart, which may be full (a level cannot take
     // another level's fingerprints); either way nothing of `a` is lost.
-    let (a, b) = (growable(100), growable(100));
+    let (a, b) = (growable_seeded(100), growable_seeded(100));
     let n: u32 = if cfg!(miri) { 300 } else { 3_000 };
     for key in 0..n {
         a.insert(&key).unwrap();
@@ -294,7 +306,7 @@ fn grown_filters_merge_level_by_level_and_lose_nothing() {
     }
     assert!((0..n).all(|key| a.contains(&key)));
 
-    let c = growable(100);
+    let c = growable_seeded(100);
     let levels = a.stats().levels;
     assert_eq!(a.merge(&c), Err(MergeError::LevelCountMismatch { ours: levels, theirs: 1 }));
 }
@@ -508,9 +520,9 @@ fn grow_with_fillers(filter: &CuckooFilter, levels: usize) -> u64 {
 }
 
 /// A growable filter for 1,000 items holding `keys` in level 0, grown to three levels by fillers;
-/// also returns how many fillers it holds.
+/// also returns how many fillers it holds. Seeded, so that two of them can be merged.
 fn grown_over(keys: std::ops::Range<u64>) -> (CuckooFilter, u64) {
-    let filter = growable(1_000);
+    let filter = growable_seeded(1_000);
     for key in keys {
         filter.insert(&key).unwrap();
     }

@@ -6,8 +6,12 @@ use lockfree_cuckoo::CuckooFilter;
 
 const CAPACITY: usize = 1_500_000;
 
+/// The default hasher's seed: filters compared byte for byte must hash alike.
+const SEED: u64 = 0x5EED;
+
 fn filled(huge_pages: bool) -> CuckooFilter {
-    let filter = CuckooFilter::builder().capacity(CAPACITY).huge_pages(huge_pages).build();
+    let filter =
+        CuckooFilter::builder().capacity(CAPACITY).seed(SEED).huge_pages(huge_pages).build();
     assert!(filter.memory_usage() > 2 << 20, "the table must span a huge page");
     for i in 0..CAPACITY as u64 {
         filter.insert(&i).unwrap();

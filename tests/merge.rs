@@ -5,10 +5,18 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 use lockfree_cuckoo::{CuckooFilter, MergeError};
 
+/// The default hasher's seed: filters to be merged must hash alike.
+const SEED: u64 = 0x5EED;
+
+/// A filter for `capacity` items whose default hasher is keyed by [`SEED`].
+fn seeded(capacity: usize) -> CuckooFilter {
+    CuckooFilter::builder().capacity(capacity).seed(SEED).build()
+}
+
 #[test]
 fn merge_adds_every_item_and_copy() {
     let (n, capacity): (u64, usize) = if cfg!(miri) { (300, 1_000) } else { (3_000, 10_000) };
-    let (a, b) = (CuckooFilter::with_capacity(capacity), CuckooFilter::with_capacity(capacity));
+    let (a, b) = (seeded(capacity), seeded(capacity));
     for k in 0..n {
         a.insert(&k).unwrap();
         b.insert(&(k + 1_000_000)).unwrap();
@@ -41,9 +49,9 @@ fn merging_a_filter_into_itself_doubles_its_copies() {
 
 #[test]
 fn different_settings_are_refused_and_change_nothing() {
-    let a = CuckooFilter::with_capacity(1_000);
+    let a = seeded(1_000);
     a.insert("kept").unwrap();
-    let bigger = CuckooFilter::with_capacity(if cfg!(miri) { 10_000 } else { 100_000 });
+    let bigger = seeded(if cfg!(miri) { 10_000 } else { 100_000 });
     bigger.insert("other").unwrap();
     let err = a.merge(&bigger).unwrap_err();
     assert_eq!(
@@ -61,12 +69,19 @@ fn different_settings_are_refused_and_change_nothing() {
     assert_eq!(err, MergeError::HasherMismatch { probe: 0 });
     assert!(err.to_string().contains("different hashers"), "{err}");
     assert_eq!((a.len(), x.len()), (1, 0));
+
+    // Default hashers under different keys (each filter draws its own) map items differently.
+    let (p, q) = (CuckooFilter::with_capacity(1_000), CuckooFilter::with_capacity(1_000));
+    q.insert("other").unwrap();
+    let err = p.merge(&q).unwrap_err();
+    assert!(matches!(err, MergeError::HasherMismatch { .. }), "{err}");
+    assert_eq!(p.len(), 0);
 }
 
 #[test]
 fn running_out_of_room_says_how_far_it_got_and_loses_nothing() {
     let n = if cfg!(miri) { 200 } else { 2_000 };
-    let (a, b) = (CuckooFilter::with_capacity(n), CuckooFilter::with_capacity(n));
+    let (a, b) = (seeded(n), seeded(n));
     for k in 0..n as u64 {
         a.insert(&k).unwrap();
         b.insert(&(k + 1_000_000)).unwrap();
@@ -93,8 +108,8 @@ fn merge_racing_inserts_and_removes_on_both_filters() {
     const WINDOW_A: u64 = CAPACITY as u64 / 50;
     const WINDOW_B: u64 = CAPACITY as u64 / 10;
     for round in 0..if cfg!(miri) { 1 } else { 40u64 } {
-        let a = CuckooFilter::with_capacity(CAPACITY);
-        let b = CuckooFilter::with_capacity(CAPACITY);
+        let a = seeded(CAPACITY);
+        let b = seeded(CAPACITY);
         (0..STABLE_A).for_each(|k| a.insert(&(0, k)).unwrap());
         (0..STABLE_B).for_each(|k| b.insert(&(1, k)).unwrap());
         let stop = AtomicBool::new(false);

@@ -91,6 +91,21 @@ fn stream(bytes: &[u8]) -> Result<CuckooFilter<Fnv>, LoadError> {
     CuckooFilter::read_from_with_hasher(bytes, Fnv)
 }
 
+/// Bytes of the header (format version 5); the words of a fixed filter's snapshot follow it.
+const HEADER: usize = 72;
+
+/// Offset of the header's seed field (version 5).
+const AT_SEED: usize = 64;
+
+/// A fixed filter's snapshot in format version 2: version 5's without its seed field (which a
+/// snapshot under a custom hasher leaves 0), with the version and `flags` set. The caller reseals.
+fn as_version_2(bytes: &mut Vec<u8>, flags: u8) {
+    assert_eq!(bytes[AT_SEED..HEADER], [0; 8]);
+    bytes.drain(AT_SEED..HEADER);
+    bytes[8..10].copy_from_slice(&2u16.to_le_bytes());
+    bytes[12] = flags;
+}
+
 fn set_u64(bytes: &mut [u8], at: usize, value: u64) {
     bytes[at..at + 8].copy_from_slice(&value.to_le_bytes());
 }
@@ -112,8 +127,8 @@ fn every_truncation_is_an_error() {
         }
     }
     let large = large();
-    let chunk_edges =
-        (1..4).flat_map(|k| [64 + k * 65_536 - 1, 64 + k * 65_536, 64 + k * 65_536 + 1]);
+    let chunk_edges = (1..4)
+        .flat_map(|k| [HEADER + k * 65_536 - 1, HEADER + k * 65_536, HEADER + k * 65_536 + 1]);
     for len in (0..large.len()).step_by(997).chain(chunk_edges).chain([large.len() - 1]) {
         for result in [load(&large[..len]), stream(&large[..len])] {
             assert!(
@@ -164,7 +179,7 @@ fn random_bytes_are_refused_without_panicking() {
         let len = rng.random_range(0..400);
         let mut bytes: Vec<u8> = (0..len).map(|_| rng.random()).collect();
         // Also random bytes behind a valid magic, or a valid header.
-        let keep = [0, 8, 10, 64][round % 4].min(len);
+        let keep = [0, 8, 10, HEADER][round % 4].min(len);
         bytes[..keep].copy_from_slice(&valid[..keep]);
         assert!(load(&bytes).is_err(), "random input {round} loaded");
         assert!(stream(&bytes).is_err(), "random input {round} loaded");
@@ -191,7 +206,7 @@ fn any_well_formed_words_load() {
                 }
             }
             lanes += (0..4).filter(|l| (word >> (16 * l)) & 0xFFFF != 0).count() as u64;
-            set_u64(&mut bytes, 64 + 8 * b, word);
+            set_u64(&mut bytes, HEADER + 8 * b, word);
         }
         set_u64(&mut bytes, 24, lanes);
         reseal(&mut bytes);
@@ -208,7 +223,7 @@ fn any_well_formed_words_load() {
 fn a_lane_holding_0xffff_is_refused() {
     let valid = small();
     let word_at = |bytes: &[u8], bucket: usize| {
-        u64::from_le_bytes(bytes[64 + 8 * bucket..72 + 8 * bucket].try_into().unwrap())
+        u64::from_le_bytes(bytes[HEADER + 8 * bucket..HEADER + 8 + 8 * bucket].try_into().unwrap())
     };
     let occupied = |word: u64| (0..4).filter(|l| (word >> (16 * l)) & 0xFFFF != 0).count() as u64;
     let mut cases = Vec::new();
@@ -221,7 +236,7 @@ fn a_lane_holding_0xffff_is_refused() {
     cases.push((5, u64::MAX, 0));
     for (bucket, word, lane) in cases {
         let mut bytes = valid.clone();
-        set_u64(&mut bytes, 64 + 8 * bucket, word);
+        set_u64(&mut bytes, HEADER + 8 * bucket, word);
         let items = (0..16).map(|b| occupied(word_at(&bytes, b))).sum();
         set_u64(&mut bytes, 24, items);
         reseal(&mut bytes);
@@ -276,32 +291,49 @@ fn header_fields_at_extremes_are_refused() {
             &|e| matches!(e, LoadError::BadMagic { found } if found[..] == magic),
         );
     }
-    for version in [0u16, 1, 5, 0x0100, u16::MAX] {
+    for version in [0u16, 1, 6, 0x0100, u16::MAX] {
         check(
             "version",
             &|b| b[8..10].copy_from_slice(&version.to_le_bytes()),
-            &|e| matches!(e, LoadError::UnsupportedVersion { found, supported: 4 } if *found == version),
+            &|e| matches!(e, LoadError::UnsupportedVersion { found, supported: 5 } if *found == version),
         );
     }
-    // A fixed filter's words under a growable filter's version, or with version 4's flag of a
-    // level block: the first words read as the level block, which cannot add up.
+    // A fixed filter's words under a growable filter's version, or with the flag of a level
+    // block: the first words read as the level block, which cannot add up.
     check(
         "version 3 without a level block",
-        &|b| b[8..10].copy_from_slice(&3u16.to_le_bytes()),
+        &|b| {
+            as_version_2(b, 0);
+            b[8..10].copy_from_slice(&3u16.to_le_bytes());
+        },
         &|e| matches!(e, LoadError::InconsistentHeader { .. } | LoadError::Truncated { .. }),
     );
     check("the level flag without a level block", &|b| b[12] = 1, &|e| {
         matches!(e, LoadError::InconsistentHeader { .. } | LoadError::Truncated { .. })
     });
-    // Version 2 defines no flags at all, not even version 4's level flag.
+    // Version 2 defines no flags at all, not even the level flag of versions 4 and 5.
     for flag in [1u8, 2] {
         check(
             "a flag in version 2",
-            &|b| {
-                b[8..10].copy_from_slice(&2u16.to_le_bytes());
-                b[12] = flag;
-            },
+            &|b| as_version_2(b, flag),
             &|e| matches!(e, LoadError::InconsistentHeader { field: "flags", found, .. } if *found == u64::from(flag)),
+        );
+    }
+    // Version 4 defines the level flag only, not version 5's seed flag.
+    check(
+        "the seed flag in version 4",
+        &|b| {
+            as_version_2(b, 2);
+            b[8..10].copy_from_slice(&4u16.to_le_bytes());
+        },
+        &|e| matches!(e, LoadError::InconsistentHeader { field: "flags", found: 2, .. }),
+    );
+    // A seed without the seed flag.
+    for seed in [1u64, 0x5EED, u64::MAX] {
+        check(
+            "a seed without the seed flag",
+            &|b| set_u64(b, AT_SEED, seed),
+            &|e| matches!(e, LoadError::InconsistentHeader { field: "seed", found, .. } if *found == seed),
         );
     }
     for (bits, lanes) in
@@ -312,7 +344,8 @@ fn header_fields_at_extremes_are_refused() {
                 if (*fingerprint_bits, *l) == (bits, lanes))
         });
     }
-    for flags in [2u32, 0x8000_0000, u32::MAX - 1] {
+    // Version 5 defines bits 0 (a level block) and 1 (a seed) only.
+    for flags in [4u32, 6, 0x8000_0000, u32::MAX - 1] {
         check(
             "flags",
             &|b| b[12..16].copy_from_slice(&flags.to_le_bytes()),
@@ -339,7 +372,7 @@ fn header_fields_at_extremes_are_refused() {
         );
     }
     // Zero buckets: a consistent length (no words), refused by the header check.
-    let mut empty = valid[..72].to_vec();
+    let mut empty = valid[..HEADER + 8].to_vec();
     set_u64(&mut empty, 16, 0);
     set_u64(&mut empty, 24, 0);
     reseal(&mut empty);
@@ -395,14 +428,14 @@ fn a_forged_bucket_count_allocates_nothing_large() {
     }
 
     // A stream that claims 2^40 buckets but delivers 1 MiB of words: memory follows the data.
-    let mut header = valid[..64].to_vec();
+    let mut header = valid[..HEADER].to_vec();
     set_u64(&mut header, 16, 1 << 40);
     let delivered = 1 << 20;
     let reader = header.as_slice().chain(io::repeat(0x5A).take(delivered as u64));
     let (result, largest) = largest_allocation(|| CuckooFilter::read_from_with_hasher(reader, Fnv));
     assert!(
         matches!(result, Err(LoadError::Truncated { expected, found })
-            if expected == 72 + 8 * (1 << 40) && found == 64 + delivered as u64),
+            if expected == HEADER as u64 + 8 + 8 * (1 << 40) && found == HEADER as u64 + delivered as u64),
         "{result:?}"
     );
     assert!(largest <= 2 * delivered + 65_536, "a {largest}-byte allocation for {delivered} bytes");
@@ -421,11 +454,11 @@ fn every_error_says_what_was_expected_and_found() {
             "magic bytes 89 43 55 43 4b 4f 4f 0a, found 47 49 46 38 39 61 2e 2e",
         ),
         (Vec::new(), "expected at least 64 bytes, found 0"),
-        (valid[..100].to_vec(), "expected at least 200 bytes, found 100"),
-        (with_tail, "expected 200 bytes, found 201"),
+        (valid[..100].to_vec(), "expected at least 208 bytes, found 100"),
+        (with_tail, "expected 208 bytes, found 209"),
         (wrong_checksum, "expected checksum 0x"),
     ];
-    assert_eq!(valid.len(), 200);
+    assert_eq!(valid.len(), 208);
     for (bytes, needle) in cases {
         let err = load(&bytes).unwrap_err();
         assert!(err.to_string().contains(needle), "{err} lacks {needle:?}");

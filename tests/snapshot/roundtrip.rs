@@ -27,8 +27,10 @@ fn round_trip_with_the_default_hasher_keeps_every_item() {
     for &(capacity, items) in cases {
         let filter = filled(capacity, items);
         let bytes = filter.to_bytes();
-        assert_eq!(bytes.len(), 72 + 8 * filter.bucket_count());
+        assert_eq!(bytes.len(), 80 + 8 * filter.bucket_count());
         let loaded = CuckooFilter::from_bytes(&bytes).unwrap();
+        // The snapshot records the key that the filter drew; the loaded filter takes it.
+        assert_eq!(loaded.hasher().seed(), filter.hasher().seed());
         assert_eq!(loaded.bucket_count(), filter.bucket_count());
         assert_eq!(loaded.capacity(), filter.capacity());
         assert_eq!(loaded.len(), filter.len());
@@ -198,7 +200,7 @@ fn read_from_reads_one_snapshot_and_leaves_the_rest() {
     assert!(second.contains("b") && second.len() == 1);
 
     let err = CuckooFilter::from_bytes(&stream).unwrap_err();
-    let expected = 72 + 8 * a.bucket_count() as u64;
+    let expected = 80 + 8 * a.bucket_count() as u64;
     assert!(
         matches!(err, LoadError::TrailingBytes { expected: e, found } if e == expected && found == stream.len() as u64),
         "{err}"
@@ -243,8 +245,8 @@ impl Write for FailAfter {
 fn write_to_passes_on_writer_errors() {
     let filter = filled(40_000, 100);
     let len = filter.to_bytes().len();
-    assert!(len > 64 + 65_536, "the words span more than one 64 KiB chunk");
-    for budget in [0, 1, 63, 64, 65, 64 + 65_536, 65 + 65_536, len - 8, len - 1] {
+    assert!(len > 72 + 65_536, "the words span more than one 64 KiB chunk");
+    for budget in [0, 1, 71, 72, 73, 72 + 65_536, 73 + 65_536, len - 8, len - 1] {
         let err = filter.write_to(FailAfter { budget }).unwrap_err();
         assert_eq!(err.to_string(), "disk full", "budget {budget}");
     }
@@ -273,7 +275,7 @@ impl Read for BrokenPipe<'_> {
 #[test]
 fn read_errors_are_load_errors_with_a_source() {
     let bytes = filled(100, 10).to_bytes();
-    for ok in [0, 10, 64, 100, bytes.len() - 1] {
+    for ok in [0, 10, 64, 72, 100, bytes.len() - 1] {
         let err = CuckooFilter::read_from(BrokenPipe { bytes: &bytes, ok }).unwrap_err();
         let LoadError::Io(ref io) = err else { panic!("{err}") };
         assert_eq!(io.kind(), io::ErrorKind::BrokenPipe);

@@ -74,7 +74,7 @@ const HASHERS: [&str; 5] = ["ours", "aHash", "foldhash", "XXH3", "SipHash-1-3"];
 /// One round of every hasher on one kind of key.
 fn round<K: Hash>(items: &[K], keys: &[K]) -> Vec<(f64, f64)> {
     vec![
-        measure(&DefaultHashBuilder, items, keys),
+        measure(&DefaultHashBuilder::new(), items, keys),
         measure(&AHashBuilder::default(), items, keys),
         measure(&foldhash::fast::FixedState::with_seed(0x243F_6A88_85A3_08D3), items, keys),
         measure(&xxhash_rust::xxh3::Xxh3Builder::new(), items, keys),

@@ -40,7 +40,7 @@ enum Step {
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Hasher {
-    /// `DefaultHashBuilder`, specified in FORMAT.md
+    /// `DefaultHashBuilder` under a fixed seed, specified in FORMAT.md
     Default,
     /// `AHashBuilder`
     Ahash,
@@ -48,6 +48,10 @@ enum Hasher {
 
 /// Keys of each kind.
 const KEYS: u64 = 20_000;
+
+/// The default hasher's seed, the same in both builds: what is checked is that one seed maps
+/// items alike in each.
+const SEED: u64 = 0x243F_6A88_85A3_08D3;
 
 fn text(i: u64) -> String {
     format!("user:{i:08}")
@@ -59,7 +63,7 @@ fn bytes(i: u64) -> Vec<u8> {
     (0..len).map(|j| (i as usize).wrapping_mul(31).wrapping_add(j) as u8).collect()
 }
 
-fn write<S: BuildHasher>(path: &PathBuf, hasher: S) -> ExitCode {
+fn write<S: BuildHasher + 'static>(path: &PathBuf, hasher: S) -> ExitCode {
     let filter = CuckooFilter::builder().capacity(3 * KEYS as usize).hasher(hasher).build();
     for i in 0..KEYS {
         filter.insert(&i).expect("the filter has room");
@@ -71,7 +75,7 @@ fn write<S: BuildHasher>(path: &PathBuf, hasher: S) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn check<S: BuildHasher>(path: &PathBuf, hasher: S) -> ExitCode {
+fn check<S: BuildHasher + 'static>(path: &PathBuf, hasher: S) -> ExitCode {
     let bytes_read = std::fs::read(path).expect("the snapshot is read");
     let filter = match CuckooFilter::from_bytes_with_hasher(&bytes_read, hasher) {
         Ok(filter) => filter,
@@ -98,9 +102,13 @@ fn check<S: BuildHasher>(path: &PathBuf, hasher: S) -> ExitCode {
 fn main() -> ExitCode {
     let args = Args::parse();
     match (args.step, args.hasher) {
-        (Step::Write { path }, Hasher::Default) => write(&path, DefaultHashBuilder),
+        (Step::Write { path }, Hasher::Default) => {
+            write(&path, DefaultHashBuilder::with_seed(SEED))
+        }
         (Step::Write { path }, Hasher::Ahash) => write(&path, AHashBuilder::default()),
-        (Step::Check { path }, Hasher::Default) => check(&path, DefaultHashBuilder),
+        (Step::Check { path }, Hasher::Default) => {
+            check(&path, DefaultHashBuilder::with_seed(SEED))
+        }
         (Step::Check { path }, Hasher::Ahash) => check(&path, AHashBuilder::default()),
     }
 }
