@@ -99,7 +99,7 @@ mod tests {
             assert!(!is_full(edge - 1, buckets), "{buckets} buckets, {} of {promise}", edge - 1);
         }
         assert!(is_full(4, 1), "one bucket is full with its four lanes");
-        assert!(!is_full(921, 273), "273 buckets promise 1,002");
+        assert!(!is_full(901, 273), "273 buckets promise 1,002");
         assert!(is_full(902, 273));
     }
 

@@ -10,7 +10,7 @@ use lockfree_cuckoo::{CuckooFilter, DefaultHashBuilder, InsertError};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
 /// The key the attacker knows.
-const KNOWN: u64 = 0x5EED_0F_A77AC4;
+const KNOWN: u64 = 0x5EED_F00D;
 
 /// Triangles crowded in each attack: at 13 items each, enough to add twelve levels (over 12 GB)
 /// to a filter that grew whenever an insert was refused.

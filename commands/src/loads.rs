@@ -97,6 +97,8 @@ impl Staged {
 
 /// What a chunk completed.
 #[derive(Debug)]
+// Returned once a chunk and moved straight into the keyspace: a box would only add an allocation.
+#[allow(clippy::large_enum_variant)]
 pub enum Loaded {
     /// More chunks are needed.
     Partial,
