@@ -67,7 +67,7 @@ fn crafted_adds_leave_memory_where_random_ones_would() {
     );
     assert_eq!(used_memory(&mut c), size(&mut c, "victim") + size(&mut c, "control"));
     assert!(used_memory(&mut c) < 64 << 10, "{} bytes", used_memory(&mut c));
-    assert!(server.rss_kib() < rss + 16 << 10, "RSS from {rss} KiB to {} KiB", server.rss_kib());
+    assert!(server.rss_kib() < rss + (16 << 10), "RSS from {rss} KiB to {} KiB", server.rss_kib());
 }
 
 #[test]
