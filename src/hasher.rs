@@ -423,7 +423,9 @@ mod tests {
             [Keys::of_seed(0).start, Keys::of_seed(0).low, Keys::of_seed(0).high],
             [0xE220_A839_7B1D_CDAF, 0x6E78_9E6A_A1B9_65F4, 0x06C4_5D18_8009_454F]
         );
-        let vectors: [(u64, [(u64, u16, usize, usize); 9]); 2] = [
+        /// A hash, its fingerprint and its two buckets among 1,000.
+        type Vector = (u64, u16, usize, usize);
+        let vectors: [(u64, [Vector; 9]); 2] = [
             (
                 0,
                 [
