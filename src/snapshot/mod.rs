@@ -1,8 +1,8 @@
 //! Snapshots: saving a filter to bytes and loading it back, also while other threads update it.
 //!
 //! The byte format is specified in `FORMAT.md` at the repository root, and [`format`](mod@format)
-//! is its only reader and writer. In short: a 64-byte header (magic, format version, fingerprint
-//! layout, bucket count, item count, hasher probes), the bucket words in little-endian, and a
+//! is its only reader and writer. In short: a 72-byte header (magic, format version, fingerprint
+//! layout, bucket count, item count, hasher probes, the default hasher's seed), the bucket words in little-endian, and a
 //! CRC-64 of everything before it. This module is the public API on top of it.
 //!
 //! # Saving a live table
@@ -144,7 +144,7 @@ impl<S: BuildHasher + 'static> CuckooFilter<S> {
     /// let filter = CuckooFilter::with_capacity(100);
     /// filter.insert(&7u64)?;
     /// let bytes = filter.to_bytes();
-    /// assert_eq!(bytes.len(), 72 + 8 * filter.bucket_count());
+    /// assert_eq!(bytes.len(), 80 + 8 * filter.bucket_count());
     /// assert!(CuckooFilter::from_bytes(&bytes)?.contains(&7u64));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
