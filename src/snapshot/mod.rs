@@ -2,8 +2,8 @@
 //!
 //! The byte format is specified in `FORMAT.md` at the repository root, and [`format`](mod@format)
 //! is its only reader and writer. In short: a 72-byte header (magic, format version, fingerprint
-//! layout, bucket count, item count, hasher probes, the default hasher's seed), the bucket words in little-endian, and a
-//! CRC-64 of everything before it. This module is the public API on top of it.
+//! layout, bucket count, item count, hasher probes, the default hasher's seed), the bucket words
+//! in little-endian, and a CRC-64 of everything before it. This module is the public API on top of it.
 //!
 //! # Saving a live table
 //!
