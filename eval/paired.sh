@@ -23,7 +23,7 @@ git archive "$rev" | tar -x -C "$work/crate"
 cp -r eval/Cargo.toml eval/src eval/benches "$work/eval/"
 cp Cargo.lock "$work/eval/"
 # The copy depends on the other revision's crate and is a workspace of its own.
-sed -i 's|^lockfree-cuckoo = { path = ".." }|lockfree-cuckoo = { path = "../crate" }|' \
+sed -i 's|^lockfree-cuckoo = { path = ".."|lockfree-cuckoo = { path = "../crate"|' \
   "$work/eval/Cargo.toml"
 printf '\n[workspace]\n' >>"$work/eval/Cargo.toml"
 

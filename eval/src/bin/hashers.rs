@@ -8,12 +8,14 @@
 //! cargo run --release -p lockfree-cuckoo-eval --bin hashers
 //! ```
 //!
-//! The candidates: ours (`DefaultHashBuilder`, specified in `FORMAT.md`), aHash with fixed seeds
-//! (`AHashBuilder`, output only promised within one build), foldhash with its fixed state
-//! (output not promised across its versions), XXH3-64 (a published specification) and
-//! SipHash-1-3 (`std`'s `DefaultHasher`, unspecified).
+//! The candidates: ours (`DefaultHashBuilder`, specified in `FORMAT.md`), keyed with a random
+//! seed, and the unkeyed format-4 hasher it replaced (the same algorithm with fixed key words and
+//! an unfolded last word); aHash with fixed seeds (`AHashBuilder`, output only promised within
+//! one build); foldhash keyed at random (`foldhash::fast::RandomState`, output not promised
+//! across its versions); XXH3-64 (a published specification, unkeyed) and SipHash-1-3 keyed at
+//! random (`std`'s `RandomState`, unspecified).
 
-use std::hash::{BuildHasher, BuildHasherDefault, Hash};
+use std::hash::{BuildHasher, Hash};
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -67,18 +69,18 @@ fn measure<S: BuildHasher + Clone, K: Hash>(hasher: &S, items: &[K], keys: &[K])
     (hash, start.elapsed().as_secs_f64() * 1e9 / keys.len() as f64)
 }
 
-type Sip = BuildHasherDefault<std::collections::hash_map::DefaultHasher>;
-
-const HASHERS: [&str; 5] = ["ours", "aHash", "foldhash", "XXH3", "SipHash-1-3"];
+const HASHERS: [&str; 6] =
+    ["ours, keyed", "ours, format 4", "aHash", "foldhash, keyed", "XXH3", "SipHash-1-3, keyed"];
 
 /// One round of every hasher on one kind of key.
 fn round<K: Hash>(items: &[K], keys: &[K]) -> Vec<(f64, f64)> {
     vec![
         measure(&DefaultHashBuilder::new(), items, keys),
+        measure(&DefaultHashBuilder::format_4(), items, keys),
         measure(&AHashBuilder::default(), items, keys),
-        measure(&foldhash::fast::FixedState::with_seed(0x243F_6A88_85A3_08D3), items, keys),
+        measure(&foldhash::fast::RandomState::default(), items, keys),
         measure(&xxhash_rust::xxh3::Xxh3Builder::new(), items, keys),
-        measure(&Sip::default(), items, keys),
+        measure(&std::hash::RandomState::new(), items, keys),
     ]
 }
 
