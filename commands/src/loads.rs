@@ -97,6 +97,9 @@ impl Staged {
 
 /// What a chunk completed.
 #[derive(Debug)]
+// One per chunk, moved once into the key: boxing the filter would save nothing worth a heap
+// allocation.
+#[allow(clippy::large_enum_variant)]
 pub enum Loaded {
     /// More chunks are needed.
     Partial,
