@@ -13,7 +13,7 @@
 //!
 //! - **A data type** (`TYPE` answers `LFCuckooF`) saved in RDB (the filter's versioned
 //!   snapshot in chunks of 16 MiB), rewritten into an AOF as `CF.LOADCHUNK` commands, and
-//!   supporting `MEMORY USAGE`, `COPY`, `DUMP`/`RESTORE` and `DEBUG DIGEST` ([`value`]).
+//!   supporting `MEMORY USAGE`, `COPY`, `DUMP`/`RESTORE` and `DEBUG DIGEST` (`value.rs`).
 //! - **Replication**: each new filter's hasher draws a random key (so that clients cannot aim
 //!   items at chosen buckets), which replicas and the AOF must share. A command that creates a
 //!   filter (`CF.RESERVE`, and `CF.ADD`, `CF.ADDNX`, `CF.INSERT`, `CF.INSERTNX` on a missing
