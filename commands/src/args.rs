@@ -44,6 +44,18 @@ pub fn parse_i64(digits: &[u8]) -> Option<i64> {
     Some(value)
 }
 
+/// A decimal unsigned integer up to `u64::MAX`, read as [`parse_i64`] reads one: digits only,
+/// no sign, no leading zeros but `0` itself.
+pub fn parse_u64(digits: &[u8]) -> Option<u64> {
+    if digits.is_empty() || (digits.len() > 1 && digits[0] == b'0') {
+        return None;
+    }
+    digits.iter().try_fold(0u64, |value, &b| {
+        let digit = b.is_ascii_digit().then(|| u64::from(b - b'0'))?;
+        value.checked_mul(10)?.checked_add(digit)
+    })
+}
+
 /// The command name in lower case, in `buf` when it fits (every name this crate knows does), so
 /// that matching a name allocates nothing.
 pub fn lower_name<'b>(name: &'b [u8], buf: &'b mut [u8; 32]) -> &'b [u8] {
@@ -68,6 +80,15 @@ mod tests {
         assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
         for bad in [&b""[..], b"-", b"+1", b"01", b"-0", b"1 ", b"9223372036854775808", b"1e3"] {
             assert_eq!(parse_i64(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn unsigned_integers_up_to_u64_max() {
+        assert_eq!(parse_u64(b"0"), Some(0));
+        assert_eq!(parse_u64(b"18446744073709551615"), Some(u64::MAX));
+        for bad in [&b""[..], b"-1", b"+1", b"01", b"1 ", b"18446744073709551616", b"1e3"] {
+            assert_eq!(parse_u64(bad), None, "{bad:?}");
         }
     }
 

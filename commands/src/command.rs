@@ -2,12 +2,12 @@
 //! [`Command`] with RedisBloom's options, ranges and error texts, and [`Command::run`], which
 //! carries it out on a [`Keyspace`].
 
-use crate::args::{parse_i64, Argv};
+use crate::args::{parse_i64, parse_u64, Argv};
 use crate::entry::Entry;
 use crate::keyspace::{KeyError, Keyspace};
 use crate::loads::{dump_chunk, Loaded, CHUNK_BYTES};
 use crate::reply::{Protocol, Reply};
-use crate::settings::{Settings, DEFAULT_BUCKET_SIZE, MAX_EXPANSION};
+use crate::settings::{keyed, Settings, DEFAULT_BUCKET_SIZE, MAX_EXPANSION};
 
 /// The largest capacity RedisBloom accepts for one filter.
 pub const MAX_CAPACITY: i64 = 1 << 30;
@@ -63,12 +63,16 @@ pub fn find(name: &[u8]) -> Option<&'static Spec> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Command<'a> {
-    /// `CF.RESERVE key capacity [BUCKETSIZE n] [MAXITERATIONS n] [EXPANSION n]`
+    /// `CF.RESERVE key capacity [BUCKETSIZE n] [MAXITERATIONS n] [EXPANSION n] [SEED n]`
     Reserve {
         /// The key.
         key: &'a [u8],
         /// The options.
         settings: Settings,
+        /// `SEED` (this crate's option, not RedisBloom's): the key of the filter's hasher, so
+        /// that filters reserved with one seed map every item alike (a primary and its
+        /// replicas, shards to merge); without it the filter draws a random one.
+        seed: Option<u64>,
     },
     /// `CF.ADD key item`, `CF.ADDNX key item`
     Add {
@@ -197,21 +201,24 @@ pub fn parse<A: Argv + ?Sized>(args: &A) -> Option<Result<Command<'_>, Reply>> {
 }
 
 /// `CF.RESERVE`: RedisBloom looks for each option anywhere after the capacity, checks them in
-/// this order, and ignores words it does not know.
+/// this order, and ignores words it does not know. `SEED` (any 64-bit unsigned integer) is this
+/// crate's, checked after RedisBloom's options: RedisBloom ignores it.
 fn reserve<A: Argv + ?Sized>(args: &A) -> Result<Command<'_>, Reply> {
     if args.len() % 2 == 0 {
         return Err(wrong_arity("cf.reserve"));
     }
     let capacity = parse_i64(args.get(2)).ok_or(Reply::error("Bad capacity"))?;
+    // The word after the option `name`, if it is there at all.
+    let word_after = |name: &str| -> Option<Option<&[u8]>> {
+        let at = (3..args.len()).find(|&i| args.get(i).eq_ignore_ascii_case(name.as_bytes()))?;
+        Some((at + 1 < args.len()).then(|| args.get(at + 1)))
+    };
+    let unparsed = |name: &str| Reply::error_owned(format!("Couldn't parse {name}"));
     let option = |name: &str, min: i64, max: i64, default: i64| -> Result<i64, Reply> {
-        let Some(at) = (3..args.len()).find(|&i| args.get(i).eq_ignore_ascii_case(name.as_bytes()))
-        else {
+        let Some(word) = word_after(name) else {
             return Ok(default);
         };
-        let value = (at + 1 < args.len())
-            .then(|| parse_i64(args.get(at + 1)))
-            .flatten()
-            .ok_or_else(|| Reply::error_owned(format!("Couldn't parse {name}")))?;
+        let value = word.and_then(parse_i64).ok_or_else(|| unparsed(name))?;
         if !(min..=max).contains(&value) {
             return Err(Reply::error_owned(format!(
                 "{name}: value must be in the range [{min}, {max}]"
@@ -222,6 +229,10 @@ fn reserve<A: Argv + ?Sized>(args: &A) -> Result<Command<'_>, Reply> {
     let max_iterations = option("MAXITERATIONS", 1, 65_535, 20)?;
     let bucket_size = option("BUCKETSIZE", 1, 255, i64::from(DEFAULT_BUCKET_SIZE))?;
     let expansion = option("EXPANSION", 0, MAX_EXPANSION, 1)?;
+    let seed = match word_after("SEED") {
+        None => None,
+        Some(word) => Some(word.and_then(parse_u64).ok_or_else(|| unparsed("SEED"))?),
+    };
     if bucket_size * 2 > capacity || capacity > MAX_CAPACITY {
         return Err(Reply::error("Capacity must be in the range [2 * BUCKETSIZE, 1073741824]"));
     }
@@ -232,7 +243,7 @@ fn reserve<A: Argv + ?Sized>(args: &A) -> Result<Command<'_>, Reply> {
         max_iterations: max_iterations as u16,
         expansion: expansion as u16,
     };
-    Ok(Command::Reserve { key: args.get(1), settings })
+    Ok(Command::Reserve { key: args.get(1), settings, seed })
 }
 
 /// `CF.INSERT`: RedisBloom tells the options by their first letter.
@@ -302,8 +313,8 @@ impl Command<'_> {
 
     fn run_on(&self, keys: &impl Keyspace, protocol: Protocol) -> Result<Reply, KeyError> {
         Ok(match *self {
-            Self::Reserve { key, ref settings } => {
-                keys.create(key, settings)?;
+            Self::Reserve { key, ref settings, seed } => {
+                keyed(seed, || keys.create(key, settings))?;
                 Reply::Ok
             }
             Self::Add { key, item, nx } => {

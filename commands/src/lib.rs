@@ -25,6 +25,12 @@
 //! - `CF.COMPACT` has nothing to do and answers `OK`: removes take their fingerprint out of the
 //!   table at once.
 //! - The `CF.INSERT` capacity and `CF.RESERVE` bounds are RedisBloom's (up to 2^30 items).
+//! - `CF.RESERVE key capacity ... SEED n` (an extension; RedisBloom ignores the word) keys the
+//!   filter's hasher with `n`, any 64-bit unsigned integer. Without it each new filter draws a
+//!   random key, so that clients cannot aim items at chosen buckets; filters reserved with one
+//!   seed map every item alike, which a module uses to replicate the filters it creates, and a
+//!   user to build filters to compare or merge. Whoever knows a filter's seed can craft items
+//!   that collide in it: keep seeds chosen this way from the clients that choose the items.
 
 mod args;
 mod command;

@@ -1,6 +1,30 @@
 //! The options a filter is created with, RedisBloom's names and ranges.
 
+use std::cell::Cell;
+
 use lockfree_cuckoo::{BuildError, CuckooFilter};
+
+thread_local! {
+    /// The seed of the `CF.RESERVE ... SEED` that this thread runs, while its host creates the
+    /// filter ([`keyed`]).
+    static SEED: Cell<Option<u64>> = const { Cell::new(None) };
+}
+
+/// Runs `create`, a host's [`Keyspace::create`](crate::Keyspace::create), with every filter
+/// that [`Settings::build`] builds on this thread meanwhile keyed with `seed` (`None`: a random
+/// key, as always). The seed reaches the host's build this way, so that every host that builds
+/// through [`Settings::build`] or [`Entry::new`](crate::Entry::new) honours `SEED` unchanged.
+pub(crate) fn keyed<R>(seed: Option<u64>, create: impl FnOnce() -> R) -> R {
+    /// Puts back the seed that was set before, even if `create` unwinds.
+    struct Restore(Option<u64>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SEED.set(self.0);
+        }
+    }
+    let _restore = Restore(SEED.replace(seed));
+    create()
+}
 
 /// `CF.RESERVE`'s options, as the client gave them (or RedisBloom's defaults).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,7 +69,8 @@ impl Settings {
     /// Builds the filter these settings describe; a growable one may take at most
     /// `max_memory` bytes as it grows; `huge_pages` as
     /// [`Builder::huge_pages`](lockfree_cuckoo::Builder::huge_pages) (a module host says no, so
-    /// that the engine's allocator counts every table).
+    /// that the engine's allocator counts every table). Its hasher has a random key, or the
+    /// `SEED` of the `CF.RESERVE` that this thread runs.
     ///
     /// # Errors
     ///
@@ -53,7 +78,10 @@ impl Settings {
     /// that could not be allocated.
     pub fn build(&self, max_memory: usize, huge_pages: bool) -> Result<CuckooFilter, BuildError> {
         let capacity = usize::try_from(self.capacity).unwrap_or(usize::MAX);
-        let builder = CuckooFilter::builder().capacity(capacity).huge_pages(huge_pages);
+        let mut builder = CuckooFilter::builder().capacity(capacity).huge_pages(huge_pages);
+        if let Some(seed) = SEED.get() {
+            builder = builder.seed(seed);
+        }
         if self.expansion == 0 {
             builder.try_build()
         } else {

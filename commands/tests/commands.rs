@@ -405,3 +405,42 @@ fn transfers_hold_what_arrived_not_what_headers_claim() {
     let small = Loads::new(100_000, true);
     assert!(small.add(b"d", 0, &snapshot[..4096]).is_err());
 }
+
+#[test]
+fn reserve_seed_keys_the_filter() {
+    let m = Map::new();
+    for (line, want) in [
+        ("CF.RESERVE f 100 SEED", "-ERR wrong number of arguments for 'cf.reserve' command\r\n"),
+        ("CF.RESERVE f 100 SEED -1", "-Couldn't parse SEED\r\n"),
+        ("CF.RESERVE f 100 SEED 18446744073709551616", "-Couldn't parse SEED\r\n"),
+        ("CF.RESERVE f 100 SEED x", "-Couldn't parse SEED\r\n"),
+        // RedisBloom's options are checked first.
+        (
+            "CF.RESERVE f 100 SEED x EXPANSION -1",
+            "-EXPANSION: value must be in the range [0, 32768]\r\n",
+        ),
+    ] {
+        assert_eq!(resp2(&m, line), want, "{line}");
+    }
+    assert!(m.keys.borrow().is_empty(), "a refused CF.RESERVE created its key");
+    let seed = |m: &Map, key: &[u8]| m.keys.borrow()[key].filter.hasher().seed();
+    assert_eq!(resp2(&m, "CF.RESERVE a 1000 SEED 18446744073709551615"), "+OK\r\n");
+    assert_eq!(resp2(&m, "CF.RESERVE b 1000 EXPANSION 0 seed 18446744073709551615"), "+OK\r\n");
+    assert_eq!(seed(&m, b"a"), Some(u64::MAX));
+    assert_eq!(seed(&m, b"b"), Some(u64::MAX));
+    // Without SEED, and for the filters CF.ADD creates, a random key each.
+    assert_eq!(resp2(&m, "CF.RESERVE c 1000"), "+OK\r\n");
+    assert_eq!(resp2(&m, "CF.ADD d x"), ":1\r\n");
+    assert_eq!(resp2(&m, "CF.RESERVE e 1000"), "+OK\r\n");
+    let random = [seed(&m, b"c"), seed(&m, b"d"), seed(&m, b"e")];
+    assert!(random.iter().all(|s| s.is_some() && *s != Some(u64::MAX)), "{random:?}");
+    assert!(random[0] != random[1] && random[1] != random[2], "{random:?}");
+    // One seed, one mapping: the same inserts make the same bytes.
+    assert_eq!(resp2(&m, "CF.RESERVE a2 1000 SEED 18446744073709551615"), "+OK\r\n");
+    for i in 0..500 {
+        resp2(&m, &format!("CF.ADD a item{i}"));
+        resp2(&m, &format!("CF.ADD a2 item{i}"));
+    }
+    let keys = m.keys.borrow();
+    assert_eq!(keys[&b"a"[..]].filter.to_bytes(), keys[&b"a2"[..]].filter.to_bytes());
+}

@@ -1,12 +1,14 @@
 //! The engine's keyspace as the commands see it: keys opened through the module API, values
 //! of the module's type.
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::OnceLock;
 
+use lockfree_cuckoo::BuildError;
 use lockfree_cuckoo_commands::{Entry, KeyError, Keyspace, Loads, Settings};
 use valkey_module::key::ValkeyKeyWritable;
-use valkey_module::Context;
+use valkey_module::{Context, ContextFlags};
 
 use crate::value::{register, CF_TYPE};
 
@@ -14,7 +16,13 @@ use crate::value::{register, CF_TYPE};
 pub(crate) static INITIAL_SIZE: AtomicI64 = AtomicI64::new(1024);
 /// `cf-max-memory`: the most bytes one growable filter grows to, and the most that
 /// `CF.LOADCHUNK` transfers under way hold together.
-pub(crate) static MAX_MEMORY: AtomicI64 = AtomicI64::new(4 << 30);
+pub(crate) static MAX_MEMORY: AtomicI64 = AtomicI64::new(DEFAULT_MAX_MEMORY);
+/// `cf-max-memory`'s default, 64 MiB: what one key of an engine that many applications share
+/// can take without asking (a growable filter from 1024 holds about 30 million items in it). An engine's
+/// keys share one `maxmemory`, and any client that may write one key could otherwise grow it
+/// into gigabytes; a larger filter is a choice, made with `CONFIG SET` or with `CF.RESERVE` of
+/// a fixed filter (`EXPANSION 0`), which takes what its capacity asks whatever this says.
+pub(crate) const DEFAULT_MAX_MEMORY: i64 = 64 << 20;
 
 fn max_memory() -> usize {
     usize::try_from(MAX_MEMORY.load(Ordering::Relaxed)).unwrap_or(usize::MAX)
@@ -26,6 +34,15 @@ pub(crate) struct Keys<'c> {
     /// Whether the command may change the filters it reads: their keys are then opened for
     /// writing, so that the engine sees them modified (`WATCH`, client-side caching).
     pub(crate) write: bool,
+    /// Set when the command created an empty filter (`CF.RESERVE`, or an add to a missing
+    /// key), which is replicated with its hasher's key.
+    pub(crate) created: Cell<bool>,
+}
+
+impl<'c> Keys<'c> {
+    pub(crate) fn new(ctx: &'c Context, write: bool) -> Self {
+        Self { ctx, write, created: Cell::new(false) }
+    }
 }
 
 impl Keys<'_> {
@@ -54,7 +71,16 @@ impl Keys<'_> {
 
 fn build(settings: &Settings) -> Result<Entry, KeyError> {
     // Every table on the engine's allocator, so that `used_memory` and `maxmemory` count it.
-    Entry::new(*settings, max_memory(), false).map_err(|_| KeyError::OutOfMemory)
+    match Entry::new(*settings, max_memory(), false) {
+        // A growable filter whose first table alone is past `cf-max-memory` was asked for by
+        // its capacity, as a fixed one of that capacity may be: it gets that table, and grows
+        // no further.
+        Err(BuildError::CeilingBelowCapacity { setting: "max_memory", initial, .. }) => {
+            Entry::new(*settings, initial, false)
+        }
+        built => built,
+    }
+    .map_err(|_| KeyError::OutOfMemory)
 }
 
 impl Keyspace for Keys<'_> {
@@ -80,13 +106,19 @@ impl Keyspace for Keys<'_> {
         let found = writable.get_value::<Entry>(&CF_TYPE).map_err(|_| KeyError::WrongType)?;
         match found {
             Some(entry) => Ok(f(entry)),
-            None => Ok(f(self.store(&writable, build(settings)?)?)),
+            None => {
+                let entry = self.store(&writable, build(settings)?)?;
+                self.created.set(true);
+                Ok(f(entry))
+            }
         }
     }
 
     fn create(&self, key: &[u8], settings: &Settings) -> Result<(), KeyError> {
         let writable = self.empty(key)?;
-        self.store(&writable, build(settings)?).map(drop)
+        self.store(&writable, build(settings)?)?;
+        self.created.set(true);
+        Ok(())
     }
 
     fn adopt(&self, key: &[u8], entry: Entry) -> Result<(), KeyError> {
@@ -97,8 +129,13 @@ impl Keyspace for Keys<'_> {
     fn loads(&self) -> &Loads {
         static LOADS: OnceLock<Loads> = OnceLock::new();
         let loads = LOADS.get_or_init(|| Loads::new(max_memory(), false));
-        // `CONFIG SET cuckoo.cf-max-memory` applies to the next chunk.
-        loads.set_limit(max_memory());
+        // `CONFIG SET cuckoo.cf-max-memory` applies to the next chunk. The bound is for
+        // clients: the chunks of the AOF being loaded and those the primary sends carry filters
+        // that exist already (which may be larger: a fixed filter's size is its capacity's),
+        // and refusing them would lose those filters.
+        let trusted =
+            self.ctx.get_flags().intersects(ContextFlags::LOADING | ContextFlags::REPLICATED);
+        loads.set_limit(if trusted { usize::MAX } else { max_memory() });
         loads
     }
 

@@ -13,16 +13,29 @@
 //!
 //! - **A data type** (`TYPE` answers `LFCuckooF`) saved in RDB (the filter's versioned
 //!   snapshot in chunks of 16 MiB), rewritten into an AOF as `CF.LOADCHUNK` commands, and
-//!   supporting `MEMORY USAGE`, `COPY`, `DUMP`/`RESTORE` and `DEBUG DIGEST` ([`value`]).
-//! - **Replication**: every write command that may have changed a filter is replicated as it
-//!   was sent, and a `CF.LOADCHUNK` transfer as one command once its chunks make a filter. The
-//!   filter is deterministic, so a replica that applies the same commands holds the same bytes
-//!   (`DEBUG DIGEST-VALUE` agrees on both).
+//!   supporting `MEMORY USAGE`, `COPY`, `DUMP`/`RESTORE` and `DEBUG DIGEST` (`value.rs`).
+//! - **Replication**: each new filter's hasher draws a random key (so that clients cannot aim
+//!   items at chosen buckets), which replicas and the AOF must share. A command that creates a
+//!   filter (`CF.RESERVE`, and `CF.ADD`, `CF.ADDNX`, `CF.INSERT`, `CF.INSERTNX` on a missing
+//!   key) is replicated as `CF.RESERVE key capacity BUCKETSIZE b MAXITERATIONS m EXPANSION e
+//!   SEED key-of-its-hasher`, followed by the command as sent unless it was that `CF.RESERVE`
+//!   (the engine wraps the two in `MULTI`/`EXEC`). Every other write command that may have
+//!   changed a filter is replicated as it was sent, and a `CF.LOADCHUNK` transfer as one
+//!   command once its chunks make a filter (the snapshot records the key). The filter is
+//!   deterministic, so a replica that applies the same commands holds the same bytes
+//!   (`DEBUG DIGEST-VALUE` agrees on both), and so does a restart from the AOF.
 //! - **Configuration**: `cuckoo.cf-initial-size` (the capacity `CF.ADD` and `CF.INSERT` create
 //!   a filter with, 1024) and `cuckoo.cf-max-memory` (how far one growable filter grows,
-//!   4 GiB), in the engine's configuration file, on its command line
-//!   (`--cuckoo.cf-initial-size 4096`) or with `CONFIG SET`. Primary and replicas must be
-//!   configured alike, as for RedisBloom.
+//!   64 MiB: about 30 million items from 1024; a growable `CF.RESERVE` whose first table is
+//!   larger gets that table and does not grow), in the engine's configuration file, on its
+//!   command line (`--cuckoo.cf-initial-size 4096`) or with `CONFIG SET`. The ceiling is one
+//!   key's share of an engine that many applications use: without it, any client that may
+//!   write a key could grow one filter into gigabytes of the engine's `maxmemory`. Raise it
+//!   for larger growable filters, or reserve a fixed filter (`EXPANSION 0`), which takes what
+//!   its capacity needs. It also bounds the bytes that clients' `CF.LOADCHUNK` transfers hold
+//!   together (not the chunks of the AOF or of the primary). Primary and replicas must have
+//!   the same `cf-max-memory`, as for RedisBloom; `cf-initial-size` may differ, since creations
+//!   replicate with their capacity.
 //! - **`INFO cuckoo`**: the number of filters and their bytes.
 //! - **ACL category `cuckoo`** on engines that have module categories (Valkey 8 and later,
 //!   Redis 8); on older engines the commands are in the built-in categories of their flags.
@@ -47,7 +60,7 @@ use valkey_module::{
 use valkey_module_macros::info_command_handler;
 
 use crate::alloc::EngineAlloc;
-use crate::keys::{Keys, INITIAL_SIZE, MAX_MEMORY};
+use crate::keys::{Keys, DEFAULT_MAX_MEMORY, INITIAL_SIZE, MAX_MEMORY};
 use crate::value::CF_TYPE;
 
 /// Every `CF.*` command, through one handler that parses it (the name is its first argument).
@@ -65,7 +78,7 @@ extern "C" fn run_command(
         Protocol::Resp2
     };
     let write = words.first().and_then(|name| find(name)).is_some_and(|spec| spec.write);
-    let keys = Keys { ctx: &context, write };
+    let keys = Keys::new(&context, write);
     let reply = match parse(&words[..]) {
         Some(Ok(command)) => {
             // A transfer's chunks are replicated once they make a filter (below).
@@ -76,6 +89,10 @@ extern "C" fn run_command(
             let reply = command.run(&keys, protocol);
             match loading {
                 Some((key, existed)) => replicate_load(&context, &keys, key, existed, &reply),
+                // A new filter is replicated with the key of its hasher.
+                None if keys.created.get() => {
+                    replicate_created(&context, &keys, &command, &args);
+                }
                 None if write && changed(&reply) => context.replicate_verbatim(),
                 None => {}
             }
@@ -100,9 +117,51 @@ fn exists(keys: &Keys<'_>, key: &[u8]) -> bool {
     keys.read(key, |entry| entry.is_some()).unwrap_or(true)
 }
 
+/// `command` created the filter at its key, whose hasher drew a random key: replicas and the AOF
+/// get `CF.RESERVE` with every setting and the hasher's key as `SEED`, then the command as sent
+/// (unless it was that `CF.RESERVE`), so that they build the same filter and apply the same
+/// writes to it, whatever their own `cuckoo.cf-initial-size`. The engine wraps the two in
+/// `MULTI`/`EXEC` (all that one module command replicates is one transaction), so a replica
+/// never holds the new filter without the command's items.
+fn replicate_created(
+    context: &Context,
+    keys: &Keys<'_>,
+    command: &Command<'_>,
+    args: &[ValkeyString],
+) {
+    let key = command.key();
+    let made = keys.read(key, |e| e.map(|e| (e.settings, e.filter.hasher().seed())));
+    let Ok(Some((settings, Some(seed)))) = made else {
+        // Every new filter is keyed; should one not be, its command goes as it came.
+        context.replicate_verbatim();
+        return;
+    };
+    let words = [
+        settings.capacity.to_string(),
+        "BUCKETSIZE".into(),
+        settings.bucket_size.to_string(),
+        "MAXITERATIONS".into(),
+        settings.max_iterations.to_string(),
+        "EXPANSION".into(),
+        settings.expansion.to_string(),
+        "SEED".into(),
+        seed.to_string(),
+    ];
+    let reserve: Vec<&[u8]> =
+        std::iter::once(key).chain(words.iter().map(String::as_bytes)).collect();
+    context.replicate("CF.RESERVE", &reserve[..]);
+    if matches!(command, Command::Reserve { .. }) {
+        return;
+    }
+    let (Some(name), Some(rest)) = (args.first(), args.get(1..)) else { return };
+    let rest: Vec<&ValkeyString> = rest.iter().collect();
+    context.replicate(&name.to_string_lossy(), &rest[..]);
+}
+
 /// `CF.LOADCHUNK` keeps its chunks aside until they make a filter: a partial transfer is in
 /// no RDB and on no replica. The chunk that completes one replicates the whole snapshot as one
-/// `CF.LOADCHUNK`, so replicas and the AOF create the filter in one command or not at all.
+/// `CF.LOADCHUNK`, so replicas and the AOF create the filter in one command or not at all (the
+/// snapshot records the key of the filter's hasher).
 fn replicate_load(context: &Context, keys: &Keys<'_>, key: &[u8], existed: bool, reply: &Reply) {
     if existed || reply.is_error() {
         return;
@@ -193,7 +252,7 @@ valkey_module! {
     configurations: [
         i64: [
             ["cf-initial-size", &INITIAL_SIZE, 1024, 4, 1 << 30, ConfigurationFlags::DEFAULT, None],
-            ["cf-max-memory", &MAX_MEMORY, 4 << 30, 1 << 16, i64::MAX, ConfigurationFlags::DEFAULT, None],
+            ["cf-max-memory", &MAX_MEMORY, DEFAULT_MAX_MEMORY, 1 << 16, i64::MAX, ConfigurationFlags::DEFAULT, None],
         ],
         string: [],
         bool: [],

@@ -210,3 +210,97 @@ pub fn info_field(c: &mut redis::Connection, section: &str, name: &str) -> Optio
     let info: String = redis::cmd("INFO").arg(section).query(c).ok()?;
     info.lines().find_map(|l| l.strip_prefix(&format!("{name}:")).map(str::to_owned))
 }
+
+/// `DEBUG DIGEST-VALUE` of every key, by name.
+pub fn digests(c: &mut redis::Connection) -> std::collections::BTreeMap<String, String> {
+    let keys: Vec<String> = redis::cmd("KEYS").arg("*").query(c).unwrap();
+    keys.into_iter()
+        .map(|key| {
+            let value = digest(c, &key);
+            (key, value)
+        })
+        .collect()
+}
+
+/// `DEBUG DIGEST`: the whole dataset's.
+pub fn dataset_digest(c: &mut redis::Connection) -> String {
+    redis::cmd("DEBUG").arg("DIGEST").query(c).unwrap()
+}
+
+/// `WAIT 1`, expecting the replica's acknowledgement.
+pub fn wait_replica(c: &mut redis::Connection, what: &str) {
+    let acked: i64 = redis::cmd("WAIT").arg(1).arg(10_000).query(c).unwrap();
+    assert_eq!(acked, 1, "{what}: the replica did not acknowledge");
+}
+
+/// The field `name` of `CF.INFO key` (RESP2: a flat list of names and values).
+pub fn cf_info(c: &mut redis::Connection, key: &str, name: &str) -> i64 {
+    let redis::Value::Array(fields) = run(c, &format!("CF.INFO {key}")) else { panic!("CF.INFO") };
+    let at = fields
+        .iter()
+        .position(|f| *f == redis::Value::SimpleString(name.into()))
+        .unwrap_or_else(|| panic!("no {name} in CF.INFO"));
+    let redis::Value::Int(value) = fields[at + 1] else { panic!("{name}: {:?}", fields[at + 1]) };
+    value
+}
+
+/// `MEMORY USAGE key`
+pub fn memory_usage(c: &mut redis::Connection, key: &str) -> i64 {
+    let redis::Value::Int(bytes) = run(c, &format!("MEMORY USAGE {key}")) else {
+        panic!("MEMORY USAGE {key}")
+    };
+    bytes
+}
+
+/// `INFO memory`'s `used_memory`.
+pub fn used_memory(c: &mut redis::Connection) -> i64 {
+    info_field(c, "memory", "used_memory").unwrap().parse().unwrap()
+}
+
+/// Filters made by every command that creates one (each draws its hasher's key on the engine
+/// that runs it), then written to: adds, inserts, removes, growth, a transaction and a script.
+/// Returns how many keys it makes.
+pub fn create_mix(c: &mut redis::Connection, prefix: &str) -> usize {
+    for k in 0..10 {
+        run(c, &format!("CF.ADD {prefix}add{k} item{k}"));
+        run(c, &format!("CF.ADDNX {prefix}addnx{k} item{k}"));
+    }
+    run(c, &format!("CF.INSERT {prefix}insert ITEMS a b c"));
+    run(c, &format!("CF.INSERT {prefix}insert-capacity CAPACITY 5000 ITEMS a b c"));
+    run(c, &format!("CF.INSERTNX {prefix}insertnx CAPACITY 100 ITEMS a a b"));
+    run(c, &format!("CF.INSERTNX {prefix}insertnx-default ITEMS a"));
+    let missing = format!("{prefix}missing");
+    assert!(call(c, &[b"CF.INSERT", missing.as_bytes(), b"NOCREATE", b"ITEMS", b"a"]).is_err());
+    run(c, &format!("CF.RESERVE {prefix}reserve 1000"));
+    run(
+        c,
+        &format!("CF.RESERVE {prefix}reserve-tuned 5000 BUCKETSIZE 4 MAXITERATIONS 7 EXPANSION 0"),
+    );
+    run(c, &format!("CF.RESERVE {prefix}reserve-seeded 1000 SEED 42"));
+    let taken = format!("{prefix}reserve");
+    assert!(call(c, &[b"CF.RESERVE", taken.as_bytes(), b"100"]).is_err());
+    // A filter CF.ADD made, grown through levels, with removes.
+    for batch in 0..20 {
+        let items: Vec<String> = (0..500).map(|i| format!("g{}", batch * 500 + i)).collect();
+        run(c, &format!("CF.INSERT {prefix}grows ITEMS {}", items.join(" ")));
+    }
+    assert!(cf_info(c, &format!("{prefix}grows"), "Number of filters") > 1);
+    for i in 0..100 {
+        run(c, &format!("CF.DEL {prefix}grows g{i}"));
+        run(c, &format!("CF.DEL {prefix}add{} item{}", i % 10, i % 10));
+    }
+    run(c, "MULTI");
+    run(c, &format!("CF.ADD {prefix}multi-add x"));
+    run(c, &format!("CF.INSERT {prefix}multi-insert ITEMS x y"));
+    run(c, &format!("CF.RESERVE {prefix}multi-reserve 300"));
+    run(c, &format!("CF.ADD {prefix}multi-reserve x"));
+    run(c, "EXEC");
+    let _: redis::Value = redis::cmd("EVAL")
+        .arg("redis.call('CF.ADD', KEYS[1], 'x'); return redis.call('CF.ADD', KEYS[2], 'y')")
+        .arg(2)
+        .arg(format!("{prefix}script-add"))
+        .arg(format!("{prefix}script-add2"))
+        .query(c)
+        .unwrap();
+    33
+}

@@ -1,10 +1,13 @@
 //! Restarts lose nothing acknowledged: from an RDB file (`SAVE`, then a crash), and from an
 //! AOF without the RDB preamble (a rewrite, whose filters are `CF.LOADCHUNK` commands, then
-//! writes after it, then a crash).
+//! writes after it, then a crash). Each filter comes back with its hasher's key, so the same
+//! bytes (`DEBUG DIGEST-VALUE`), from the AOF's commands too.
 
 use redis::Value;
 
-use crate::common::{info_field, run, wait_until, Node, ENGINES};
+use crate::common::{
+    cf_info, create_mix, dataset_digest, digests, info_field, run, wait_until, Node, ENGINES,
+};
 
 fn fill(c: &mut redis::Connection, from: usize, to: usize) {
     for i in from..to {
@@ -59,5 +62,84 @@ fn a_restart_from_aof_keeps_every_write() {
         let node = node.restart();
         let mut c = node.client();
         assert!(all_present(&mut c, 6000), "{engine:?}: an item in the AOF is missing");
+    }
+}
+
+fn rewrite_aof(c: &mut redis::Connection) {
+    let _: String = redis::cmd("BGREWRITEAOF").query(c).unwrap();
+    wait_until(30, "the AOF rewrite", || {
+        info_field(c, "persistence", "aof_rewrite_in_progress").as_deref() == Some("0")
+            && info_field(c, "persistence", "aof_rewrite_scheduled").as_deref() == Some("0")
+    });
+}
+
+#[test]
+fn restarts_from_the_aof_and_the_rdb_keep_each_filters_key() {
+    for engine in ENGINES {
+        for preamble in ["no", "yes"] {
+            let dir = tempfile::tempdir().unwrap();
+            let aof = [
+                "--appendonly",
+                "yes",
+                "--aof-use-rdb-preamble",
+                preamble,
+                "--appendfsync",
+                "always",
+            ];
+            let Some(node) = Node::start(engine, dir.path(), &aof) else { continue };
+            let mut c = node.client();
+            let mut made = create_mix(&mut c, "");
+            if preamble == "yes" {
+                // The filters so far in the rewrite's RDB preamble, those after in commands.
+                rewrite_aof(&mut c);
+                made += create_mix(&mut c, "after-");
+            }
+            let (before, whole) = (digests(&mut c), dataset_digest(&mut c));
+            assert_eq!(before.len(), made);
+            let node = node.restart();
+            let mut c = node.client();
+            let after = digests(&mut c);
+            let differ: Vec<&String> =
+                before.iter().filter(|(k, d)| after.get(*k) != Some(d)).map(|(k, _)| k).collect();
+            assert!(
+                differ.is_empty(),
+                "{engine:?}, preamble {preamble}: {} of {made} differ after the AOF: {differ:?}",
+                differ.len()
+            );
+            assert_eq!(dataset_digest(&mut c), whole, "{engine:?}, preamble {preamble}");
+            assert_eq!(run(&mut c, "DEBUG RELOAD"), Value::Okay);
+            assert_eq!(digests(&mut c), before, "{engine:?}: DEBUG RELOAD");
+        }
+    }
+}
+
+/// `cuckoo.cf-max-memory` bounds what clients' transfers hold, not the chunks of an AOF: a
+/// fixed filter larger than it, rewritten as `CF.LOADCHUNK` commands, comes back.
+#[test]
+fn a_filter_larger_than_cf_max_memory_comes_back_from_the_aof() {
+    for engine in ENGINES {
+        let dir = tempfile::tempdir().unwrap();
+        let args = [
+            "--appendonly",
+            "yes",
+            "--aof-use-rdb-preamble",
+            "no",
+            "--cuckoo.cf-max-memory",
+            "1048576",
+        ];
+        let Some(node) = Node::start(engine, dir.path(), &args) else { continue };
+        let mut c = node.client();
+        run(&mut c, "CF.RESERVE fixed 2000000 EXPANSION 0");
+        for i in 0..1000 {
+            run(&mut c, &format!("CF.ADD fixed item{i}"));
+        }
+        assert!(cf_info(&mut c, "fixed", "Size") > 2 << 20);
+        rewrite_aof(&mut c);
+        let node = node.restart();
+        let mut c = node.client();
+        assert_eq!(run(&mut c, "EXISTS fixed"), Value::Int(1), "{engine:?}: the filter is lost");
+        assert!(
+            (0..1000).all(|i| run(&mut c, &format!("CF.EXISTS fixed item{i}")) == Value::Int(1))
+        );
     }
 }

@@ -5,7 +5,10 @@
 
 use redis::Value;
 
-use crate::common::{call, digest, info_field, run, wait_until, Node, ENGINES};
+use crate::common::{
+    call, create_mix, dataset_digest, digest, digests, info_field, run, wait_replica, wait_until,
+    Node, ENGINES,
+};
 
 /// Writes of every kind to `filters` filters: reserves (fixed, growable from small, tuned),
 /// adds, inserts, removes; returns the items that must be present.
@@ -132,5 +135,78 @@ fn scandump_on_one_engine_loadchunk_on_another() {
                 .all(|i| run(&mut b, &format!("CF.EXISTS {copy} item{i}")) == Value::Int(1)));
             run(&mut a, &format!("DEL {name}"));
         }
+    }
+}
+
+/// Each filter a command creates draws its hasher's key on the primary: the replica must build
+/// it with that key, or it maps every item elsewhere (and `DEBUG DIGEST` differs). The replica
+/// here has another `cuckoo.cf-initial-size`, which the creations replicated whole override.
+#[test]
+fn replicas_get_the_key_of_every_filter_a_command_creates() {
+    for engine in ENGINES {
+        let dir = tempfile::tempdir().unwrap();
+        let Some(primary) = Node::start(engine, &dir.path().join("p"), &[]) else { continue };
+        let port = primary.port.to_string();
+        let of = ["--replicaof", "127.0.0.1", &port, "--cuckoo.cf-initial-size", "4096"];
+        let replica = Node::start(engine, &dir.path().join("r"), &of).unwrap();
+        let mut r = replica.client();
+        wait_until(30, "the replica's link", || {
+            info_field(&mut r, "replication", "master_link_status").as_deref() == Some("up")
+        });
+        let mut p = primary.client();
+        let made = create_mix(&mut p, "");
+        wait_replica(&mut p, &format!("{engine:?}"));
+        let (on_primary, on_replica) = (digests(&mut p), digests(&mut r));
+        assert_eq!(on_primary.len(), made, "{engine:?}: {on_primary:?}");
+        let differ: Vec<&String> = on_primary
+            .iter()
+            .filter(|(k, d)| on_replica.get(*k) != Some(d))
+            .map(|(k, _)| k)
+            .collect();
+        assert!(
+            differ.is_empty(),
+            "{engine:?}: {} of {made} differ on the replica: {differ:?}",
+            differ.len()
+        );
+        assert_eq!(dataset_digest(&mut r), dataset_digest(&mut p), "{engine:?}: DEBUG DIGEST");
+        // The same key maps the same items alike: the snapshots are the same bytes.
+        assert_eq!(dump(&mut r, "grows"), dump(&mut p, "grows"), "{engine:?}");
+    }
+}
+
+/// `CF.SCANDUMP` then `CF.LOADCHUNK` make a filter with the source's key: the same bytes, the
+/// same items, and new items land alike in both.
+#[test]
+fn scandump_and_loadchunk_carry_the_filters_key() {
+    for engine in ENGINES {
+        let dir = tempfile::tempdir().unwrap();
+        let Some(node) = Node::start(engine, dir.path(), &[]) else { continue };
+        let mut c = node.client();
+        for i in 0..3000 {
+            run(&mut c, &format!("CF.ADD src item{i}"));
+        }
+        let chunks = dump(&mut c, "src");
+        load(&mut c, "copy", &chunks);
+        assert_eq!(dump(&mut c, "copy"), chunks, "{engine:?}");
+        assert!((0..3000).all(|i| run(&mut c, &format!("CF.EXISTS copy item{i}")) == Value::Int(1)));
+        // A loaded filter reports the settings its snapshot gives: a second copy is the first.
+        load(&mut c, "copy2", &chunks);
+        assert_eq!(digest(&mut c, "copy2"), digest(&mut c, "copy"), "{engine:?}");
+        for i in 3000..6000 {
+            run(&mut c, &format!("CF.ADD src item{i}"));
+            run(&mut c, &format!("CF.ADD copy item{i}"));
+        }
+        assert_eq!(dump(&mut c, "copy"), dump(&mut c, "src"), "{engine:?}: other keys");
+        // A filter reserved with a seed is another filter, whose snapshot records that seed.
+        run(&mut c, "CF.RESERVE seeded 1000 SEED 7");
+        run(&mut c, "CF.RESERVE seeded-too 1000 SEED 7");
+        for i in 0..2000 {
+            run(&mut c, &format!("CF.ADD seeded item{i}"));
+            run(&mut c, &format!("CF.ADD seeded-too item{i}"));
+        }
+        assert_eq!(digest(&mut c, "seeded"), digest(&mut c, "seeded-too"), "{engine:?}");
+        let chunks = dump(&mut c, "seeded");
+        load(&mut c, "seeded-copy", &chunks);
+        assert_eq!(dump(&mut c, "seeded-copy"), dump(&mut c, "seeded-too"), "{engine:?}");
     }
 }

@@ -4,7 +4,9 @@
 
 use redis::Value;
 
-use crate::common::{call, digest, info_field, run, Node, ENGINES};
+use crate::common::{
+    call, cf_info, digest, info_field, memory_usage, run, used_memory, wait_until, Node, ENGINES,
+};
 
 #[test]
 fn the_commands_in_both_protocols() {
@@ -164,4 +166,87 @@ fn reseal(payload: &mut [u8]) {
     let body = payload.len() - 8;
     let sum = CRC.checksum(&payload[..body]);
     payload[body..].copy_from_slice(&sum.to_le_bytes());
+}
+
+/// Inserts `count` items named from `from` into `key` in one `CF.INSERT`; whether all went in.
+fn insert_batch(c: &mut redis::Connection, key: &str, from: usize, count: usize) -> bool {
+    let items: Vec<String> = (from..from + count).map(|i| format!("item{i}")).collect();
+    let Value::Array(replies) = run(c, &format!("CF.INSERT {key} ITEMS {}", items.join(" ")))
+    else {
+        panic!("CF.INSERT")
+    };
+    replies.iter().all(|r| *r == Value::Int(1))
+}
+
+/// `MEMORY USAGE` of a filter and the engine's `used_memory` count each level it adds, and
+/// `used_memory` gives the bytes back on `DEL`.
+#[test]
+fn memory_usage_and_used_memory_follow_growth() {
+    for engine in ENGINES {
+        let dir = tempfile::tempdir().unwrap();
+        let Some(node) = Node::start(engine, dir.path(), &[]) else { continue };
+        let mut c = node.client();
+        run(&mut c, "CF.RESERVE g 1000");
+        let (size0, usage0, used0) =
+            (cf_info(&mut c, "g", "Size"), memory_usage(&mut c, "g"), used_memory(&mut c));
+        let (mut levels, mut usage, mut at) = (1, usage0, 0);
+        while levels < 6 {
+            assert!(insert_batch(&mut c, "g", at, 1000), "{engine:?}: refused at {at}");
+            at += 1000;
+            let now = cf_info(&mut c, "g", "Number of filters");
+            if now > levels {
+                let grown = memory_usage(&mut c, "g");
+                assert!(grown > usage, "{engine:?}: level {now}, MEMORY USAGE {grown} <= {usage}");
+                (levels, usage) = (now, grown);
+            }
+        }
+        // MEMORY USAGE adds the filter's bytes (CF.INFO's Size) to fixed overheads.
+        let size = cf_info(&mut c, "g", "Size");
+        assert_eq!(usage - usage0, size - size0, "{engine:?}: MEMORY USAGE against CF.INFO Size");
+        assert!(size - size0 > 2 << 20, "{engine:?}: grew by {} bytes", size - size0);
+        let used = used_memory(&mut c);
+        let grown = used - used0;
+        assert!(
+            grown >= (size - size0) * 9 / 10 && grown <= (size - size0) * 3 / 2,
+            "{engine:?}: used_memory grew by {grown} for a filter grown by {}",
+            size - size0
+        );
+        let counted: i64 =
+            info_field(&mut c, "cuckoo", "cuckoo_memory_bytes").unwrap().parse().unwrap();
+        assert_eq!(counted, size, "{engine:?}: INFO cuckoo");
+        assert_eq!(run(&mut c, "DEL g"), Value::Int(1));
+        wait_until(10, "the filter's bytes to be freed", || {
+            used - used_memory(&mut c) >= size * 9 / 10
+        });
+        assert_eq!(info_field(&mut c, "cuckoo", "cuckoo_memory_bytes").as_deref(), Some("0"));
+    }
+}
+
+/// `cuckoo.cf-max-memory` is 64 MiB unless configured: a growable filter stops growing there.
+/// A growable reservation whose first table is past it gets that table and does not grow.
+#[test]
+fn growth_stops_at_cf_max_memory_64_mib_by_default() {
+    for engine in ENGINES {
+        let dir = tempfile::tempdir().unwrap();
+        let Some(node) = Node::start(engine, dir.path(), &[]) else { continue };
+        let mut c = node.client();
+        let Value::Array(config) = run(&mut c, "CONFIG GET cuckoo.cf-max-memory") else { panic!() };
+        assert_eq!(config[1], Value::BulkString(b"67108864".to_vec()), "{engine:?}");
+        // The same bound, scaled down to 1 MiB so that the test fills it.
+        run(&mut c, "CONFIG SET cuckoo.cf-max-memory 1048576");
+        let mut at = 0;
+        while insert_batch(&mut c, "implicit", at, 1000) {
+            at += 1000;
+            assert!(at < 2_000_000, "{engine:?}: no ceiling");
+        }
+        let usage = memory_usage(&mut c, "implicit");
+        assert!((900 << 10..(1 << 20) + 4096).contains(&usage), "{engine:?}: MEMORY USAGE {usage}");
+        assert!(!insert_batch(&mut c, "implicit", at + 1000, 1000), "{engine:?}: grew again");
+        assert_eq!(memory_usage(&mut c, "implicit"), usage);
+        // A growable filter reserved past the ceiling: its table, no growth.
+        assert_eq!(run(&mut c, "CF.RESERVE big 1000000"), Value::Okay, "{engine:?}");
+        assert!(memory_usage(&mut c, "big") > 2 << 20);
+        assert_eq!(cf_info(&mut c, "big", "Number of filters"), 1);
+        assert!(insert_batch(&mut c, "big", 0, 1000));
+    }
 }
