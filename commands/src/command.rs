@@ -7,7 +7,7 @@ use crate::entry::Entry;
 use crate::keyspace::{KeyError, Keyspace};
 use crate::loads::{dump_chunk, Loaded, CHUNK_BYTES};
 use crate::reply::{Protocol, Reply};
-use crate::settings::{keyed, Settings, DEFAULT_BUCKET_SIZE, MAX_EXPANSION};
+use crate::settings::{Settings, DEFAULT_BUCKET_SIZE, MAX_EXPANSION};
 
 /// The largest capacity RedisBloom accepts for one filter.
 pub const MAX_CAPACITY: i64 = 1 << 30;
@@ -67,12 +67,8 @@ pub enum Command<'a> {
     Reserve {
         /// The key.
         key: &'a [u8],
-        /// The options.
+        /// The options, `SEED` among them.
         settings: Settings,
-        /// `SEED` (this crate's option, not RedisBloom's): the key of the filter's hasher, so
-        /// that filters reserved with one seed map every item alike (a primary and its
-        /// replicas, shards to merge); without it the filter draws a random one.
-        seed: Option<u64>,
     },
     /// `CF.ADD key item`, `CF.ADDNX key item`
     Add {
@@ -242,8 +238,9 @@ fn reserve<A: Argv + ?Sized>(args: &A) -> Result<Command<'_>, Reply> {
         bucket_size: bucket_size as u8,
         max_iterations: max_iterations as u16,
         expansion: expansion as u16,
+        seed,
     };
-    Ok(Command::Reserve { key: args.get(1), settings, seed })
+    Ok(Command::Reserve { key: args.get(1), settings })
 }
 
 /// `CF.INSERT`: RedisBloom tells the options by their first letter.
@@ -313,8 +310,8 @@ impl Command<'_> {
 
     fn run_on(&self, keys: &impl Keyspace, protocol: Protocol) -> Result<Reply, KeyError> {
         Ok(match *self {
-            Self::Reserve { key, ref settings, seed } => {
-                keyed(seed, || keys.create(key, settings))?;
+            Self::Reserve { key, ref settings } => {
+                keys.create(key, settings)?;
                 Reply::Ok
             }
             Self::Add { key, item, nx } => {

@@ -55,8 +55,8 @@ pub trait Keyspace {
         f: impl FnOnce(&Entry) -> R,
     ) -> Result<R, KeyError>;
 
-    /// Creates an empty filter with `settings` at `key`. A filter built here with
-    /// [`Entry::new`] or [`Settings::build`] gets the key `CF.RESERVE`'s `SEED` asks for.
+    /// Creates an empty filter with `settings` at `key`, keyed with their
+    /// [`seed`](Settings::seed) (through [`Entry::new`] or [`Settings::build`]).
     ///
     /// # Errors
     ///

@@ -1,30 +1,6 @@
 //! The options a filter is created with, RedisBloom's names and ranges.
 
-use std::cell::Cell;
-
 use lockfree_cuckoo::{BuildError, CuckooFilter};
-
-thread_local! {
-    /// The seed of the `CF.RESERVE ... SEED` that this thread runs, while its host creates the
-    /// filter ([`keyed`]).
-    static SEED: Cell<Option<u64>> = const { Cell::new(None) };
-}
-
-/// Runs `create`, a host's [`Keyspace::create`](crate::Keyspace::create), with every filter
-/// that [`Settings::build`] builds on this thread meanwhile keyed with `seed` (`None`: a random
-/// key, as always). The seed reaches the host's build this way, so that every host that builds
-/// through [`Settings::build`] or [`Entry::new`](crate::Entry::new) honours `SEED` unchanged.
-pub(crate) fn keyed<R>(seed: Option<u64>, create: impl FnOnce() -> R) -> R {
-    /// Puts back the seed that was set before, even if `create` unwinds.
-    struct Restore(Option<u64>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            SEED.set(self.0);
-        }
-    }
-    let _restore = Restore(SEED.replace(seed));
-    create()
-}
 
 /// `CF.RESERVE`'s options, as the client gave them (or RedisBloom's defaults).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,6 +20,10 @@ pub struct Settings {
     /// full (RedisBloom's non-scaling filter); any other value makes a growable one. This
     /// filter grows by levels of four times the buckets of the newest, whatever the value.
     pub expansion: u16,
+    /// `SEED` (this crate's option, not RedisBloom's): the key of the filter's hasher, so that
+    /// filters reserved with one seed map every item alike (a primary and its replicas, shards
+    /// to merge); `None` draws a random one.
+    pub seed: Option<u64>,
 }
 
 /// RedisBloom's default `BUCKETSIZE`.
@@ -63,14 +43,15 @@ impl Settings {
             bucket_size: DEFAULT_BUCKET_SIZE,
             max_iterations: DEFAULT_MAX_ITERATIONS,
             expansion: DEFAULT_EXPANSION,
+            seed: None,
         }
     }
 
     /// Builds the filter these settings describe; a growable one may take at most
     /// `max_memory` bytes as it grows; `huge_pages` as
     /// [`Builder::huge_pages`](lockfree_cuckoo::Builder::huge_pages) (a module host says no, so
-    /// that the engine's allocator counts every table). Its hasher has a random key, or the
-    /// `SEED` of the `CF.RESERVE` that this thread runs.
+    /// that the engine's allocator counts every table). Its hasher is keyed with
+    /// [`seed`](Self::seed), or at random.
     ///
     /// # Errors
     ///
@@ -79,7 +60,7 @@ impl Settings {
     pub fn build(&self, max_memory: usize, huge_pages: bool) -> Result<CuckooFilter, BuildError> {
         let capacity = usize::try_from(self.capacity).unwrap_or(usize::MAX);
         let mut builder = CuckooFilter::builder().capacity(capacity).huge_pages(huge_pages);
-        if let Some(seed) = SEED.get() {
+        if let Some(seed) = self.seed {
             builder = builder.seed(seed);
         }
         if self.expansion == 0 {
@@ -96,10 +77,11 @@ impl Settings {
         usize::try_from(self.capacity).unwrap_or(usize::MAX).saturating_mul(11) / 5 + (1 << 16)
     }
 
-    /// The settings a filter loaded from a snapshot is reported with: its capacity, and
-    /// `EXPANSION` 1 when it can grow (a snapshot keeps the filter, not its options).
+    /// The settings a filter loaded from a snapshot is reported with: its capacity, its seed,
+    /// and `EXPANSION` 1 when it can grow (a snapshot keeps the filter, not its options).
     pub fn of_loaded(filter: &CuckooFilter) -> Self {
         let mut settings = Self::with_capacity(filter.capacity() as u64);
+        settings.seed = filter.hasher().seed();
         if !filter.is_growable() {
             settings.expansion = 0;
         }

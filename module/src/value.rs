@@ -136,11 +136,13 @@ fn load(rdb: *mut raw::RedisModuleIO) -> Option<Entry> {
         *field = raw::load_unsigned(rdb).ok()?;
     }
     let [capacity, bucket_size, max_iterations, expansion, deletes] = fields;
-    let settings = Settings {
+    let mut settings = Settings {
         capacity,
         bucket_size: u8::try_from(bucket_size).ok().filter(|&b| b >= 1)?,
         max_iterations: u16::try_from(max_iterations).ok().filter(|&m| m >= 1)?,
         expansion: u16::try_from(expansion).ok()?,
+        // The seed is the snapshot's, below.
+        seed: None,
     };
     let len = usize::try_from(raw::load_unsigned(rdb).ok()?).ok()?;
     // Grown as the chunks arrive, so a forged length costs nothing it does not carry.
@@ -155,6 +157,7 @@ fn load(rdb: *mut raw::RedisModuleIO) -> Option<Entry> {
     }
     // Every table on the engine's allocator, as for a new filter.
     let filter = CuckooFilter::builder().huge_pages(false).load(&snapshot).ok()?;
+    settings.seed = filter.hasher().seed();
     Some(Entry::with_filter(filter, settings, deletes))
 }
 

@@ -266,6 +266,7 @@ pub fn load(store: &Store, path: &Path) -> Result<usize, PersistError> {
             max_iterations,
             bucket_size: bucket_size.try_into().unwrap_or(u8::MAX),
             expansion: expansion.unwrap_or(u16::from(filter.is_growable())),
+            seed: filter.hasher().seed(),
         };
         loaded.push((name, Entry::with_filter(filter, settings, deletes), growth));
     }
@@ -323,7 +324,7 @@ mod tests {
     use super::*;
 
     const SETTINGS: Settings =
-        Settings { capacity: 1000, max_iterations: 7, bucket_size: 3, expansion: 0 };
+        Settings { capacity: 1000, max_iterations: 7, bucket_size: 3, expansion: 0, seed: None };
 
     fn store_with_two() -> Store {
         let store = Store::new(1 << 30, 1024);
@@ -354,7 +355,9 @@ mod tests {
         loaded.with(b"a", |e| {
             let e = e.unwrap();
             assert_eq!(e.deletes(), 1);
-            assert_eq!(e.settings, SETTINGS);
+            // The seed drawn for the saved filter is the loaded one's, asked for.
+            assert_eq!(e.settings, Settings { seed: e.filter.hasher().seed(), ..SETTINGS });
+            assert!(e.settings.seed.is_some());
             assert!((1..500u32).all(|i| e.filter.contains(&i)));
         });
         loaded.with(b"b\0\xff", |e| {
