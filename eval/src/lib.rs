@@ -9,8 +9,9 @@
 //! against a cache-sized and a DRAM-sized table: fills, lookups and removes of every peer in
 //! tight loops, beside the two-read and one-CAS floors; `paired.sh` runs it for two revisions of
 //! the crate in turns), `portable` (a snapshot saved by one build and checked by another),
-//! `churn` and `grow` (growable filters) and `lookup_cost` (a fixed number of operations for
-//! profilers). The criterion benchmarks are `benches/filter.rs`
+//! `churn` and `grow` (growable filters), `scaling` (one shared filter on 1 to N threads: rates
+//! and speedups; `scaling.sh` runs its plan for a 16-core machine) and `lookup_cost` (a fixed
+//! number of operations for profilers). The criterion benchmarks are `benches/filter.rs`
 //! (`cargo bench -p lockfree-cuckoo-eval`), and `bench_report` turns their results into
 //! `BENCHMARKS.md`'s tables. `BENCHMARKS.md` describes them all.
 
