@@ -382,104 +382,88 @@ impl BuildHasher for AHashBuilder {
 mod tests {
     use super::*;
 
-    /// The test vectors of `FORMAT.md`, "The format-4 hasher": the hash of each key and, through
-    /// the filter's mix, its fingerprint and buckets among 1,000. Both are part of the format.
-    #[test]
-    fn format_4_hasher_matches_the_format_specification() {
-        let h = DefaultHashBuilder::format_4();
-        let vectors = [
-            (h.hash_one(0u64), 0x243F_6A88_85A3_08D3, 0x1829, 266, 274),
-            (h.hash_one(0x0123_4567_89AB_CDEFu64), 0x251C_2FEF_0C08_C53C, 0x9BF3, 188, 582),
-            (h.hash_one("lockfree-cuckoo"), 0xE724_126C_7C43_CAEC, 0x66BA, 692, 365),
-            (h.hash_one(0xFFFF_FFFFu32), 0x243F_6A88_7A5C_F72C, 0x1BC2, 302, 447),
-            (h.hash_one(&b"0123456789abcdef"[..]), 0x07EF_1591_DDEF_7D38, 0x7283, 993, 673),
-            (h.hash_one("user:1000"), 0xBA54_F622_12D5_F7D0, 0xE103, 88, 523),
-            (h.hash_one((1u64, 2u64)), 0x5E18_1A19_ADCD_151F, 0x8BCA, 480, 484),
-            (h.hash_one("a"), 0x1172_8790_2CFB_3F8E, 0x4EDE, 219, 887),
-            (
-                h.hash_one("a forty-byte key takes three multiplies."),
-                0x0CD3_E308_3AA4_B37A,
-                0x9629,
-                56,
-                788,
-            ),
+    /// A hash, its fingerprint and its two buckets among 1,000: a row of `FORMAT.md`'s tables.
+    type Vector = (u64, u16, usize, usize);
+
+    /// Checks `h` against one of `FORMAT.md`'s test-vector tables: the hash of each of its
+    /// items and, through the filter's mix, their fingerprints and buckets among 1,000. Both are
+    /// part of the format.
+    fn check_table(h: DefaultHashBuilder, table: [Vector; 9], name: &str) {
+        let hashes = [
+            h.hash_one(0u64),
+            h.hash_one(0x0123_4567_89AB_CDEFu64),
+            h.hash_one("lockfree-cuckoo"),
+            h.hash_one(0xFFFF_FFFFu32),
+            h.hash_one(&b"0123456789abcdef"[..]),
+            h.hash_one("user:1000"),
+            h.hash_one((1u64, 2u64)),
+            h.hash_one("a"),
+            h.hash_one("a forty-byte key takes three multiplies."),
         ];
-        for (i, (hash, expected, fingerprint, first, second)) in vectors.into_iter().enumerate() {
-            assert_eq!(hash, expected, "vector {i}: {hash:#x}");
+        for (i, (hash, (want, fingerprint, first, second))) in
+            hashes.into_iter().zip(table).enumerate()
+        {
+            assert_eq!(hash, want, "{name}, vector {i}: {hash:#x}");
             let slots = crate::hash::mixed_slots(crate::hash::mix(hash), 1000);
             assert_eq!(
                 (slots.fingerprint.get(), slots.first, slots.second),
                 (fingerprint, first, second),
-                "vector {i}"
+                "{name}, vector {i}"
             );
         }
     }
 
-    /// The keyed test vectors of `FORMAT.md`, "The default hasher", for two seeds: the key
-    /// words, the hash of each key and its fingerprint and buckets among 1,000.
+    #[test]
+    fn format_4_hasher_matches_the_format_specification() {
+        let table = [
+            (0x243F_6A88_85A3_08D3, 0x1829, 266, 274),
+            (0x251C_2FEF_0C08_C53C, 0x9BF3, 188, 582),
+            (0xE724_126C_7C43_CAEC, 0x66BA, 692, 365),
+            (0x243F_6A88_7A5C_F72C, 0x1BC2, 302, 447),
+            (0x07EF_1591_DDEF_7D38, 0x7283, 993, 673),
+            (0xBA54_F622_12D5_F7D0, 0xE103, 88, 523),
+            (0x5E18_1A19_ADCD_151F, 0x8BCA, 480, 484),
+            (0x1172_8790_2CFB_3F8E, 0x4EDE, 219, 887),
+            (0x0CD3_E308_3AA4_B37A, 0x9629, 56, 788),
+        ];
+        check_table(DefaultHashBuilder::format_4(), table, "format 4");
+    }
+
+    /// The keyed tables, one a seed, and the key words of seed 0.
     #[test]
     fn keyed_hasher_matches_the_format_specification() {
         assert_eq!(
             [Keys::of_seed(0).start, Keys::of_seed(0).low, Keys::of_seed(0).high],
             [0xE220_A839_7B1D_CDAF, 0x6E78_9E6A_A1B9_65F4, 0x06C4_5D18_8009_454F]
         );
-        /// A hash, its fingerprint and its two buckets among 1,000.
-        type Vector = (u64, u16, usize, usize);
-        let vectors: [(u64, [Vector; 9]); 2] = [
-            (
-                0,
-                [
-                    (0x47D2_8E97_4CE5_7B85, 0xE2B7, 982, 92),
-                    (0x9F05_5867_8A4C_7AF3, 0x1556, 217, 484),
-                    (0x6681_8CDE_5E35_47AC, 0x22A6, 211, 750),
-                    (0x31D8_43FB_3E28_0501, 0x593A, 994, 138),
-                    (0x86A0_8A3F_C143_ADD5, 0x6961, 218, 484),
-                    (0xC3FB_C1DB_885B_9F4C, 0xD81D, 786, 944),
-                    (0x2747_D857_1996_E59D, 0x7196, 727, 465),
-                    (0xD666_D8D1_828A_890A, 0x7553, 425, 225),
-                    (0xEBF9_1195_4AF2_DCFC, 0x6CC3, 371, 549),
-                ],
-            ),
-            (
-                0x0123_4567_89AB_CDEF,
-                [
-                    (0x79EE_B710_073F_0A74, 0xDE99, 442, 224),
-                    (0x465C_AE34_2B06_D289, 0xB2F8, 374, 471),
-                    (0x3931_D7E7_EA35_E847, 0x5170, 122, 650),
-                    (0x43F8_BF8F_645F_2313, 0xA438, 976, 172),
-                    (0x6CD8_92D1_9858_F4FD, 0x9C59, 724, 86),
-                    (0x8E45_C8ED_D987_A4D8, 0x77AA, 214, 639),
-                    (0x2A10_A905_BC40_230B, 0xB57A, 998, 625),
-                    (0x7EE1_733F_1B31_F9CE, 0x48CE, 418, 499),
-                    (0xF758_3034_D48D_FB42, 0x0D20, 908, 686),
-                ],
-            ),
+        let seed_0 = [
+            (0x47D2_8E97_4CE5_7B85, 0xE2B7, 982, 92),
+            (0x9F05_5867_8A4C_7AF3, 0x1556, 217, 484),
+            (0x6681_8CDE_5E35_47AC, 0x22A6, 211, 750),
+            (0x31D8_43FB_3E28_0501, 0x593A, 994, 138),
+            (0x86A0_8A3F_C143_ADD5, 0x6961, 218, 484),
+            (0xC3FB_C1DB_885B_9F4C, 0xD81D, 786, 944),
+            (0x2747_D857_1996_E59D, 0x7196, 727, 465),
+            (0xD666_D8D1_828A_890A, 0x7553, 425, 225),
+            (0xEBF9_1195_4AF2_DCFC, 0x6CC3, 371, 549),
         ];
-        for (seed, expected) in vectors {
-            let h = DefaultHashBuilder::with_seed(seed);
-            let hashes = [
-                h.hash_one(0u64),
-                h.hash_one(0x0123_4567_89AB_CDEFu64),
-                h.hash_one("lockfree-cuckoo"),
-                h.hash_one(0xFFFF_FFFFu32),
-                h.hash_one(&b"0123456789abcdef"[..]),
-                h.hash_one("user:1000"),
-                h.hash_one((1u64, 2u64)),
-                h.hash_one("a"),
-                h.hash_one("a forty-byte key takes three multiplies."),
-            ];
-            for (i, (hash, (want, fingerprint, first, second))) in
-                hashes.into_iter().zip(expected).enumerate()
-            {
-                assert_eq!(hash, want, "seed {seed:#x}, vector {i}: {hash:#x}");
-                let slots = crate::hash::mixed_slots(crate::hash::mix(hash), 1000);
-                assert_eq!(
-                    (slots.fingerprint.get(), slots.first, slots.second),
-                    (fingerprint, first, second),
-                    "seed {seed:#x}, vector {i}"
-                );
-            }
-        }
+        check_table(DefaultHashBuilder::with_seed(0), seed_0, "seed 0");
+        let seed_0123 = [
+            (0x79EE_B710_073F_0A74, 0xDE99, 442, 224),
+            (0x465C_AE34_2B06_D289, 0xB2F8, 374, 471),
+            (0x3931_D7E7_EA35_E847, 0x5170, 122, 650),
+            (0x43F8_BF8F_645F_2313, 0xA438, 976, 172),
+            (0x6CD8_92D1_9858_F4FD, 0x9C59, 724, 86),
+            (0x8E45_C8ED_D987_A4D8, 0x77AA, 214, 639),
+            (0x2A10_A905_BC40_230B, 0xB57A, 998, 625),
+            (0x7EE1_733F_1B31_F9CE, 0x48CE, 418, 499),
+            (0xF758_3034_D48D_FB42, 0x0D20, 908, 686),
+        ];
+        check_table(
+            DefaultHashBuilder::with_seed(0x0123_4567_89AB_CDEF),
+            seed_0123,
+            "seed 0x0123…",
+        );
     }
 
     /// No class of inputs hashes alike for every key: the word that zeroed the format-4 hasher's
