@@ -516,10 +516,17 @@ impl Levels {
                 }
             }
             // Its own copies fill the item's buckets: a new level would only take more of them,
-            // so this is the limit of eight copies a level, not a full level. A level that is
-            // not full refused an item whose every path was taken: items aimed at a few buckets
-            // do that at will, so they are refused rather than add a level each (`is_full`).
-            if table.filled_with(slots) || !table.is_full() || !self.grow(newest) {
+            // so this is the limit of eight copies a level, not a full level.
+            if table.filled_with(slots) {
+                return self.insert_in_any_level(mixed, newest);
+            }
+            // A level that is not full refused an item whose every path was taken: items aimed
+            // at a few buckets do that at will, so they are refused rather than add a level each
+            // (`is_full`), unless another thread added one meanwhile (Acquire in `newest`: this
+            // thread goes on to read it). Seeing no newer level refuses the item; it loses
+            // nothing.
+            let newer = if table.is_full() { self.grow(newest) } else { self.newest() != newest };
+            if !newer {
                 return self.insert_in_any_level(mixed, newest);
             }
             newest = self.newest();
