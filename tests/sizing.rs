@@ -13,8 +13,10 @@ fn sizes() -> Vec<usize> {
     sizes
 }
 
+/// Fills a filter of `capacity` with `capacity` random keys; the seed fixes the keys and the
+/// hasher's key alike, so that a run is the same every time.
 fn fill_with_random_keys(capacity: usize, seed: u64) -> Result<CuckooFilter, (usize, usize)> {
-    let filter = CuckooFilter::with_capacity(capacity);
+    let filter = CuckooFilter::builder().capacity(capacity).seed(seed).build();
     let mut rng = StdRng::seed_from_u64(seed);
     for done in 0..capacity {
         if filter.insert(&rng.random::<u64>()).is_err() {
