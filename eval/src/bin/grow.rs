@@ -22,6 +22,7 @@
 //! ```text
 //! cargo run --release -p lockfree-cuckoo-eval --bin grow                  # both scales
 //! cargo run --release -p lockfree-cuckoo-eval --bin grow -- --scale cache
+//! cargo run --release -p lockfree-cuckoo-eval --bin grow -- --start 16000   # to 16,000,000
 //! ```
 
 use std::hint::black_box;
@@ -46,6 +47,9 @@ struct Args {
     /// Filters to measure, comma-separated [default: all]
     #[arg(long, value_enum, value_delimiter = ',', value_name = "FILTER,...")]
     filters: Vec<Kind>,
+    /// Instead of the scales: one growth from this many items to 1,000 times as many
+    #[arg(long, value_name = "ITEMS")]
+    start: Option<usize>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -347,6 +351,10 @@ fn main() {
     } else {
         args.filters.clone()
     };
+    if let Some(start) = args.start {
+        scale("chosen", start, &filters);
+        return;
+    }
     if matches!(args.scale, Scale::Cache | Scale::Both) {
         scale("cache-sized end", 1_000, &filters);
     }
