@@ -7,9 +7,9 @@
 //! growth after that adds level 2 (sixteen). `grow_now` (a test hook) adds a level on demand, as
 //! an insert that finds the newest level full does. A growth moves nothing, so what the models
 //! check is the publication: that a level is seen built, that every level stays in the chain,
-//! and that concurrent growths add exactly one level. A level's link to the older ones is a loom
+//! and that concurrent growths add exactly one level. A level's list of the older ones is a loom
 //! cell, so a publication or a lookup whose ordering is too weak fails with a causality
-//! violation when a reader walks past a new level.
+//! violation when a reader reads a new level's list.
 
 use std::sync::Arc;
 

@@ -200,7 +200,7 @@ cas_expects_current() {
 }
 # Lookups that read only the newest level.
 lookup_newest_only() {
-    mutate_levels contains_grown 1 ".iter().any(|table|" ".iter().take(0).any(|table|"
+    mutate_levels contains_grown 1 ".below().any(|table|" ".below().take(0).any(|table|"
 }
 # A remove that takes a copy from the newest level holding one, even when another level holds
 # one too.

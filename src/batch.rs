@@ -10,7 +10,7 @@ use core::hash::{BuildHasher, Hash};
 
 use crate::filter::CuckooFilter;
 use crate::hash;
-use crate::levels::{self, Levels};
+use crate::levels::Levels;
 
 /// Items hashed and prefetched ahead of the one being checked (a power of two).
 const AHEAD: usize = 16;
@@ -140,7 +140,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
 /// Answers `out[i] = contains(item i)` for every `i`, prefetching [`AHEAD`] items ahead; `mixed_at(i)`
 /// is item `i`'s mixed hash. A filter that has one level keeps each item's slots in the window;
 /// one with more reads its levels once ([`Levels::chain`]), keeps the mixed hash, prefetches the
-/// item's buckets in the levels [`Chain::prefetched`](levels::Chain::prefetched) names, and
+/// item's buckets in the levels [`Chain::prefetch`](crate::levels::Chain::prefetch) names, and
 /// looks it up in every level as `contains` does.
 #[inline]
 fn lookups(levels: &Levels, mixed_at: impl Fn(usize) -> u64, out: &mut [bool]) {
@@ -159,11 +159,10 @@ fn lookups(levels: &Levels, mixed_at: impl Fn(usize) -> u64, out: &mut [bool]) {
         return;
     }
     let chain = levels.chain();
-    let prefetched = chain.prefetched();
     pipelined(
         out.len(),
         mixed_at,
-        |m| levels::prefetch(prefetched.iter().copied(), m),
+        |m| chain.prefetch(m),
         |i, mixed| {
             out[i] = chain.lookup(mixed);
             true

@@ -43,9 +43,11 @@
 //! Cited by name.
 //!
 //! - **Levels are only added.** `newest` moves from the level a thread saw to a new level that
-//!   links to it (`older`), by one CAS; a level's table, block of pending removals and link are
-//!   built before it is published and the link never changes. So every value `newest` takes
-//!   chains to every earlier value. Levels are freed only through `&mut` (`clear`, drop).
+//!   lists it and every level below it (`older`, newest first), by one CAS; a level's table,
+//!   block of pending removals and list are built before it is published and the list never
+//!   changes. So every value `newest` takes lists every earlier value, and one load of `newest`
+//!   gives every level of its chain without following a link. Levels are freed only through
+//!   `&mut` (`clear`, drop).
 //! - **A fingerprint stays in its level.** Every change to a level's words is that level's
 //!   table protocol; a growth writes no table word, so nothing a level relies on changes.
 //! - **A remove takes a copy only from the one level holding matches.** It counts the item's
@@ -61,7 +63,7 @@
 //! ## Publication
 //!
 //! A growth builds its level and CASes `newest` from the level it saw to the new one, AcqRel:
-//! the Release half publishes the table and the `older` link, and every thread loads `newest`
+//! the Release half publishes the table and the `older` list, and every thread loads `newest`
 //! with Acquire before it reads a level, so it never sees a level half built.
 //!
 //! ## No false negative across growths
@@ -143,7 +145,7 @@ pub(crate) struct Ceiling {
 pub(crate) struct Levels {
     /// Level 0, inline: a filter that never grew reaches its table through no pointer.
     level_0: Table,
-    /// The newest level, which links to the older ones and through them to `level_0`; null while
+    /// The newest level, which lists the older ones (`level_0` below them); null while
     /// `level_0` is the newest.
     newest: AtomicPtr<Level>,
     /// `None` for a fixed filter.
@@ -172,23 +174,66 @@ struct Level {
     pending: Block,
     /// Whether the level takes no more new items ([`Levels::close_if_full`]).
     closed: AtomicBool,
-    /// The level before this one; null for `level_0`. Written when the level is built, before it
-    /// is published, and never again; a cell so that loom sees the publication.
-    older: UnsafeCell<*const Level>,
+    /// The levels below this one. Written when the level is built, before it is published, and
+    /// never again; a cell so that loom sees the publication.
+    older: UnsafeCell<Older>,
+}
+
+/// The levels added to level 0 below a level, newest first: the whole chain under it, listed
+/// once when the level is built, so that a thread that loaded `newest` once reaches every level
+/// without following a link (levels are only added, so the list never changes).
+#[derive(Clone, Copy)]
+struct Older {
+    levels: [*const Level; MAX_LEVELS - 2],
+    len: usize,
+    /// How many of the tables below the level (these levels, then level 0) a lookup prefetches
+    /// ([`Chain::prefetch`]): those down to the first smaller than [`PREFETCH_MIN_BUCKETS`].
+    prefetched: usize,
+}
+
+impl Older {
+    /// The list under a level built on top of `older` in a filter whose level 0 has
+    /// `level_0_buckets` buckets.
+    fn under(older: *const Level, level_0_buckets: usize) -> Self {
+        let mut list = Self { levels: [ptr::null(); MAX_LEVELS - 2], len: 0, prefetched: 0 };
+        if !is_level_0(older) {
+            // SAFETY: `older` is a published level (or one built by this thread): it lives until
+            // `&mut` frees the levels, after this level.
+            let below = unsafe { &*older }.older();
+            list.levels[0] = older;
+            list.levels[1..=below.len].copy_from_slice(below.levels());
+            list.len = below.len + 1;
+        }
+        let buckets = list.levels().iter().map(|&level| {
+            // SAFETY: as above, for every level of the list.
+            unsafe { &*level }.table.bucket_count()
+        });
+        list.prefetched = buckets
+            .chain([level_0_buckets])
+            .take_while(|&buckets| buckets >= PREFETCH_MIN_BUCKETS)
+            .count();
+        list
+    }
+
+    fn levels(&self) -> &[*const Level] {
+        &self.levels[..self.len]
+    }
 }
 
 impl Level {
     /// Builds a level on top of `older` and leaks it, for publication.
-    fn publishable(table: Table, older: *const Level) -> *mut Level {
+    fn publishable(table: Table, older: *const Level, level_0_buckets: usize) -> *mut Level {
         let (pending, closed) = (Block::for_level(table.bucket_count()), AtomicBool::new(false));
-        Box::into_raw(Box::new(Level { table, pending, closed, older: UnsafeCell::new(older) }))
+        let older = UnsafeCell::new(Older::under(older, level_0_buckets));
+        Box::into_raw(Box::new(Level { table, pending, closed, older }))
     }
 
-    fn older(&self) -> *const Level {
+    fn older(&self) -> &Older {
         // SAFETY: `older` is written only when the level is built, and every thread that reaches
         // a level did so through an Acquire load of the Release CAS that published it (or owns
-        // the filter through `&mut`), so the write happens-before this read.
-        self.older.with(|older| unsafe { *older })
+        // the filter through `&mut`, or built the level), so the write happens-before this read;
+        // it is never written again, so the reference stays valid while the level lives.
+        self.older.with(|older| unsafe { &*older })
     }
 
     /// Bytes of an added level whose table takes `table` bytes and whose block's entries take
@@ -220,9 +265,10 @@ impl Levels {
         growth: Option<Ceiling>,
         retained: u64,
     ) -> Self {
-        let newest = newer
-            .into_iter()
-            .fold(ptr::null(), |older, table| Level::publishable(table, older).cast_const());
+        let level_0_buckets = level_0.bucket_count();
+        let newest = newer.into_iter().fold(ptr::null(), |older, table| {
+            Level::publishable(table, older, level_0_buckets).cast_const()
+        });
         Self {
             level_0,
             newest: AtomicPtr::new(newest.cast_mut()),
@@ -279,37 +325,28 @@ impl Levels {
         self.chain_from(self.newest())
     }
 
-    /// The levels of the chain from `newest`, read once.
+    /// The levels of the chain from `newest`: the newest level's list of those below it, read
+    /// with no walk.
+    #[inline]
     fn chain_from(&self, newest: *const Level) -> Chain<'_> {
-        let mut tables = [&self.level_0; MAX_LEVELS];
-        let mut len = 0;
-        for table in self.walk(newest) {
-            tables[len] = table;
-            len += 1;
+        if is_level_0(newest) {
+            return Chain { newest: None, older: &[], prefetched: 0, level_0: &self.level_0 };
         }
-        Chain { tables, len }
+        // SAFETY: `newest` came from `newest`; published levels live until `&mut self` frees them
+        // (levels are only added), and `self` is borrowed here.
+        let level = unsafe { &*newest };
+        let older = level.older();
+        Chain {
+            newest: Some(level),
+            older: older.levels(),
+            prefetched: older.prefetched,
+            level_0: &self.level_0,
+        }
     }
 
-    /// The tables of the chain from `newest` in [`Chain`]'s order (newest first, ending with
-    /// level 0), read lazily, for a caller that passes over them once.
-    fn walk(&self, newest: *const Level) -> impl Iterator<Item = &Table> {
-        self.added_from(newest).map(|level| &level.table).chain([&self.level_0])
-    }
-
-    /// The levels added to level 0 in the chain from `newest`, newest first: the one walk of
-    /// the links.
+    /// The levels added to level 0 in the chain from `newest`, newest first.
     fn added_from(&self, newest: *const Level) -> impl Iterator<Item = &Level> {
-        let mut next = newest;
-        core::iter::from_fn(move || {
-            if is_level_0(next) {
-                return None;
-            }
-            // SAFETY: `next` came from `newest` or a chain link; published levels live until
-            // `&mut self` frees them (levels are only added), and `self` is borrowed here.
-            let level = unsafe { &*next };
-            next = level.older();
-            Some(level)
-        })
+        self.chain_from(newest).added()
     }
 
     /// The tables, oldest first, for the callers that keep them (snapshots, merges).
@@ -332,15 +369,15 @@ impl Levels {
     /// remove).
     #[inline(never)]
     fn contains_grown(&self, newest: *const Level, mixed: u64) -> bool {
-        // The newest level holds most items: it is read before the links to the others.
-        if self.table_of(newest).contains(mixed) {
+        let chain = self.chain_from(newest);
+        // The newest level holds most items: it is read before the others.
+        if chain.newest_table().contains(mixed) {
             return true;
         }
-        // On a miss there, start loading the item's buckets in the others that `prefetched`
+        // On a miss there, start loading the item's buckets in the others that `prefetch`
         // names, so that their misses overlap.
-        let chain = self.chain_from(newest);
-        prefetch(chain.prefetched()[1..].iter().copied(), mixed);
-        chain.tables()[1..].iter().any(|table| table.contains(mixed))
+        chain.prefetch_below(mixed);
+        chain.below().any(|table| table.contains(mixed))
     }
 
     /// Copies of the item in every level.
@@ -469,8 +506,7 @@ impl Levels {
     /// of a grown filter (`home_of`), in the newest otherwise.
     #[inline]
     pub(crate) fn prefetch_for_insert(&self, mixed: u64) {
-        // Lazily: a batch insert calls this for every item, and most filters have one level.
-        prefetch(self.walk(self.newest()), mixed);
+        self.chain_from(self.newest()).prefetch_all(mixed);
     }
 
     /// Stores the item beside its copies if a level holds some, else in the newest level,
@@ -549,7 +585,7 @@ impl Levels {
             .iter()
             .enumerate()
             .fold(0u32, |holders, (i, t)| holders | u32::from(t.may_hold(t.slots(mixed))) << i);
-        chain.tables().get(holders.trailing_zeros() as usize).copied()
+        chain.get(holders.trailing_zeros() as usize)
     }
 
     /// Whether `level` takes no more new items, only copies of the items it holds: see
@@ -597,7 +633,7 @@ impl Levels {
         if is_level_0(level) {
             &self.level_0
         } else {
-            // SAFETY: `level` came from `newest` or a chain link; published levels live until
+            // SAFETY: `level` came from `newest` or a level's list; published levels live until
             // `&mut self` frees them (levels are only added), and `self` is borrowed here.
             unsafe { &(*level).table }
         }
@@ -623,8 +659,8 @@ impl Levels {
             // At the ceiling, or out of memory: unless another thread added a level meanwhile.
             return self.newest() != seen;
         };
-        let level = Level::publishable(table, seen);
-        // AcqRel. Release: publishes the level's table and link to the Acquire loads in
+        let level = Level::publishable(table, seen, self.level_0.bucket_count());
+        // AcqRel. Release: publishes the level's table and list to the Acquire loads in
         // `newest`. Acquire (and on failure): this thread goes on to read the winner's level.
         match self.newest.compare_exchange(
             seen.cast_mut(),
@@ -663,10 +699,10 @@ impl Levels {
     /// The bucket count of the level to add on top of `newest`, if the ceiling allows one.
     fn next_level(&self, newest: *const Level, ceiling: Ceiling) -> Option<usize> {
         let chain = self.chain_from(newest);
-        if chain.tables().len() >= MAX_LEVELS {
+        if chain.len() >= MAX_LEVELS {
             return None;
         }
-        let mut buckets = chain.tables()[0].bucket_count().checked_mul(GROWTH_FACTOR)?;
+        let mut buckets = chain.newest_table().bucket_count().checked_mul(GROWTH_FACTOR)?;
         if let Some(items) = ceiling.items {
             let promised = chain.capacity();
             let room = items.checked_sub(promised).filter(|&room| room > 0)?;
@@ -755,7 +791,7 @@ impl Levels {
 
     pub(crate) fn stats(&self) -> Stats {
         let chain = self.chain();
-        let mut stats = Stats { levels: chain.tables().len(), ..Stats::default() };
+        let mut stats = Stats { levels: chain.len(), ..Stats::default() };
         for table in chain.iter() {
             stats.absorb(&table.stats());
         }
@@ -794,13 +830,19 @@ impl Levels {
 
     fn free_newer(&mut self) {
         // Relaxed: `&mut self` means no other thread can reach the levels.
-        let mut next = self.newest.swap(ptr::null_mut(), Ordering::Relaxed).cast_const();
-        while !next.is_null() {
-            // SAFETY: every level in the chain was leaked by `Level::publishable` and is owned
-            // by this chain alone; `&mut self` means no other thread can reach it, and `next`
-            // moves on before the box is dropped.
-            let level = unsafe { Box::from_raw(next.cast_mut()) };
-            next = level.older();
+        let newest = self.newest.swap(ptr::null_mut(), Ordering::Relaxed).cast_const();
+        if is_level_0(newest) {
+            return;
+        }
+        // SAFETY: every level in the chain was leaked by `Level::publishable` and is owned by
+        // this chain alone; `&mut self` means no other thread can reach it. The newest level's
+        // list names every other level once, and is copied out before the box is dropped.
+        let newest = unsafe { Box::from_raw(newest.cast_mut()) };
+        let older = *newest.older();
+        drop(newest);
+        for &level in older.levels() {
+            // SAFETY: as above; each level of the list is dropped once.
+            drop(unsafe { Box::from_raw(level.cast_mut()) });
         }
     }
 }
@@ -808,7 +850,7 @@ impl Levels {
 impl Drop for Levels {
     fn drop(&mut self) {
         // A loom model that fails drops its filter while unwinding, before it joined the
-        // threads that built levels: loom would report the unordered read of their links as a
+        // threads that built levels: loom would report the unordered read of their lists as a
         // second panic and abort the whole suite. Leak them there instead.
         if sync::MODEL_CHECKING && std::thread::panicking() {
             return;
@@ -827,26 +869,70 @@ impl core::fmt::Debug for Levels {
     }
 }
 
-/// The list of a filter's levels: their tables as one load of `newest` found them, newest first,
-/// ending with level 0 (`iter().rev()` for oldest first). Read once, so that using it
-/// follows no pointer; a level added afterwards holds only items whose inserts did not
-/// happen-before the load.
+/// The list of a filter's levels as one load of `newest` found them: the newest level and the
+/// list it carries of those below it, ending with level 0, newest first (`iter().rev()` for
+/// oldest first). Using it follows no link; a level added afterwards holds only items whose
+/// inserts did not happen-before the load.
+#[derive(Clone, Copy)]
 pub(crate) struct Chain<'a> {
-    tables: [&'a Table; MAX_LEVELS],
-    len: usize,
+    /// The newest level; `None` while level 0 is the only one.
+    newest: Option<&'a Level>,
+    /// The levels added to level 0 below `newest`, newest first.
+    older: &'a [*const Level],
+    /// How many tables below the newest (`older`, then level 0) [`prefetch_below`] loads ahead.
+    ///
+    /// [`prefetch_below`]: Self::prefetch_below
+    prefetched: usize,
+    level_0: &'a Table,
 }
 
 impl<'a> Chain<'a> {
-    /// The tables, newest first, ending with level 0.
+    /// How many levels there are.
     #[inline]
-    pub(crate) fn tables(&self) -> &[&'a Table] {
-        &self.tables[..self.len]
+    pub(crate) fn len(&self) -> usize {
+        self.newest.map_or(1, |_| self.older.len() + 2)
     }
 
-    /// [`tables`](Self::tables), by value.
+    /// The newest level's table (level 0 while it is the only one).
     #[inline]
-    pub(crate) fn iter(&self) -> impl DoubleEndedIterator<Item = &'a Table> + '_ {
-        self.tables().iter().copied()
+    pub(crate) fn newest_table(&self) -> &'a Table {
+        self.newest.map_or(self.level_0, |level| &level.table)
+    }
+
+    /// The levels added to level 0, newest first.
+    fn added(self) -> impl Iterator<Item = &'a Level> {
+        self.newest.into_iter().chain(self.older.iter().map(|&level| {
+            // SAFETY: the levels of a newest level's list are published levels (or built by the
+            // thread that lists them), which live until `&mut` frees them; `'a` borrows the
+            // `Levels`.
+            unsafe { &*level }
+        }))
+    }
+
+    /// The tables below the newest, newest first, ending with level 0; none while level 0 is
+    /// the only level.
+    #[inline]
+    pub(crate) fn below(&self) -> impl DoubleEndedIterator<Item = &'a Table> + 'a {
+        let older = self.older.iter().map(|&level| {
+            // SAFETY: as in `added`.
+            unsafe { &(*level).table }
+        });
+        older.chain(self.newest.map(|_| self.level_0))
+    }
+
+    /// The tables, newest first, ending with level 0.
+    #[inline]
+    pub(crate) fn iter(&self) -> impl DoubleEndedIterator<Item = &'a Table> + 'a {
+        core::iter::once(self.newest_table()).chain(self.below())
+    }
+
+    /// Table `index`, 0 the newest.
+    #[inline]
+    pub(crate) fn get(&self, index: usize) -> Option<&'a Table> {
+        match index.checked_sub(1) {
+            None => Some(self.newest_table()),
+            Some(below) => self.below().nth(below),
+        }
     }
 
     /// [`Levels::contains`] on these levels.
@@ -855,14 +941,26 @@ impl<'a> Chain<'a> {
         self.iter().any(|table| table.contains(mixed))
     }
 
-    /// The levels whose buckets a lookup asks the CPU to load ahead: the newest, whatever its
-    /// size, and the older ones down to the first smaller than [`PREFETCH_MIN_BUCKETS`]
-    /// (levels are larger the newer they are; at a ceiling, the newest may be smaller).
+    /// Asks the CPU to start loading the item's buckets in the levels below the newest that a
+    /// lookup loads ahead: the older ones down to the first smaller than
+    /// [`PREFETCH_MIN_BUCKETS`] (levels are larger the newer they are; at a ceiling, the newest
+    /// may be smaller).
     #[inline]
-    pub(crate) fn prefetched(&self) -> &[&'a Table] {
-        let older = self.tables()[1..].iter();
-        let large = older.take_while(|table| table.bucket_count() >= PREFETCH_MIN_BUCKETS).count();
-        &self.tables()[..=large]
+    pub(crate) fn prefetch_below(&self, mixed: u64) {
+        prefetch(self.below().take(self.prefetched), mixed);
+    }
+
+    /// [`prefetch_below`](Self::prefetch_below) and the newest level, whatever its size.
+    #[inline]
+    pub(crate) fn prefetch(&self, mixed: u64) {
+        prefetch([self.newest_table()], mixed);
+        self.prefetch_below(mixed);
+    }
+
+    /// Asks the CPU to start loading the item's buckets in every level.
+    #[inline]
+    fn prefetch_all(&self, mixed: u64) {
+        prefetch(self.iter(), mixed);
     }
 
     /// Items the levels promise to accept together.
@@ -933,7 +1031,7 @@ mod tests {
         let levels = levels(100, Some(Ceiling::default()));
         let before = levels.memory_usage();
         assert!(levels.grow_now());
-        let buckets = levels.chain().tables()[0].bucket_count();
+        let buckets = levels.chain().newest_table().bucket_count();
         let foreseen = Level::memory(Table::memory_for(buckets), Block::memory_for_level(buckets));
         assert_eq!(levels.memory_usage() - before, foreseen);
     }
@@ -961,7 +1059,7 @@ mod tests {
         levels.grow_now();
         assert!(levels.single().is_none());
         let chain = levels.chain();
-        assert_eq!(chain.tables().len(), 3);
+        assert_eq!(chain.len(), 3);
         let mixed = crate::hash::mix(42);
         assert!(!chain.lookup(mixed));
         levels.insert(mixed).unwrap();
