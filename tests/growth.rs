@@ -10,17 +10,15 @@ use std::thread;
 
 use lockfree_cuckoo::{BuildError, CuckooFilter, InsertError, MergeError};
 
+/// A growable filter of `capacity` items under [`SEED`].
 fn growable(capacity: usize) -> CuckooFilter {
-    CuckooFilter::builder().capacity(capacity).growable().build()
-}
-
-/// The default hasher's seed for filters that must hash alike (to be merged).
-const SEED: u64 = 0x5EED;
-
-/// [`growable`] with the default hasher keyed by [`SEED`].
-fn growable_seeded(capacity: usize) -> CuckooFilter {
     CuckooFilter::builder().capacity(capacity).seed(SEED).growable().build()
 }
+
+/// The default hasher's seed of [`growable`]: the same in every run, so that which level a
+/// key's copies share (the premise of the tests of removes across levels) is too, and filters
+/// that must hash alike (to be merged) do.
+const SEED: u64 = 0x5EED;
 
 /// Keys no test inserts: the top bit set.
 fn absent(i: u64) -> u64 {
@@ -281,7 +279,7 @@ fn clear_goes_back_to_the_first_level() {
 #[test]
 fn grown_filters_merge_level_by_level_and_lose_nothing() {
     // Not yet grown: one level each, merged as fixed filters are.
-    let (a, b) = (growable_seeded(1_000), growable_seeded(1_000));
+    let (a, b) = (growable(1_000), growable(1_000));
     for key in 0..200u32 {
         a.insert(&key).unwrap();
         b.insert(&(key + 1_000)).unwrap();
@@ -292,7 +290,7 @@ fn grown_filters_merge_level_by_level_and_lose_nothing() {
 
     // Grown alike: each level into its counterpart, which may be full (a level cannot take
     // another level's fingerprints); either way nothing of `a` is lost.
-    let (a, b) = (growable_seeded(100), growable_seeded(100));
+    let (a, b) = (growable(100), growable(100));
     let n: u32 = if cfg!(miri) { 300 } else { 3_000 };
     for key in 0..n {
         a.insert(&key).unwrap();
@@ -306,7 +304,7 @@ fn grown_filters_merge_level_by_level_and_lose_nothing() {
     }
     assert!((0..n).all(|key| a.contains(&key)));
 
-    let c = growable_seeded(100);
+    let c = growable(100);
     let levels = a.stats().levels;
     assert_eq!(a.merge(&c), Err(MergeError::LevelCountMismatch { ours: levels, theirs: 1 }));
 }
@@ -522,7 +520,7 @@ fn grow_with_fillers(filter: &CuckooFilter, levels: usize) -> u64 {
 /// A growable filter for 1,000 items holding `keys` in level 0, grown to three levels by fillers;
 /// also returns how many fillers it holds. Seeded, so that two of them can be merged.
 fn grown_over(keys: std::ops::Range<u64>) -> (CuckooFilter, u64) {
-    let filter = growable_seeded(1_000);
+    let filter = growable(1_000);
     for key in keys {
         filter.insert(&key).unwrap();
     }
