@@ -200,3 +200,50 @@ fn errors_describe_themselves() {
     let boxed: Box<dyn std::error::Error> = Box::new(InsertError::Full);
     assert!(boxed.source().is_none());
 }
+
+/// The constructors std's `HashSet` has: `Default`, `with_hasher`, `with_capacity_and_hasher`,
+/// and a public `Builder::new` with its `Default`.
+#[test]
+fn the_std_style_constructors_build_what_their_docs_say() {
+    use lockfree_cuckoo::{Builder, DefaultHashBuilder};
+
+    // `Default`: empty, capacity 0 (one bucket, four items), not growable.
+    let filter = CuckooFilter::default();
+    assert!(filter.is_empty());
+    assert_eq!(filter.capacity(), CuckooFilter::with_capacity(0).capacity());
+    assert_eq!(filter.capacity(), 4);
+    for key in 0..4u32 {
+        filter.insert(&key).unwrap();
+    }
+    assert_eq!(filter.insert(&4u32), Err(InsertError::Full));
+    assert_eq!(filter.stats().levels, 1);
+    // Each default filter draws its own random key.
+    let (a, b) = (CuckooFilter::default(), CuckooFilter::default());
+    assert_ne!(a.hasher().hash_one(1u64), b.hasher().hash_one(1u64));
+
+    // `with_hasher`: capacity 0, the hasher given.
+    let filter = CuckooFilter::with_hasher(RandomState::new());
+    assert!(filter.is_empty());
+    assert_eq!(filter.capacity(), 4);
+    filter.insert("one").unwrap();
+    assert!(filter.contains("one"));
+
+    // `with_capacity_and_hasher`: the capacity of `with_capacity`, and the hasher given, so
+    // that two filters of one seed merge.
+    let a = CuckooFilter::with_capacity_and_hasher(1_000, DefaultHashBuilder::with_seed(3));
+    let b = CuckooFilter::with_capacity_and_hasher(1_000, DefaultHashBuilder::with_seed(3));
+    assert_eq!(a.capacity(), CuckooFilter::with_capacity(1_000).capacity());
+    assert_eq!(a.hasher().hash_one("x"), DefaultHashBuilder::with_seed(3).hash_one("x"));
+    b.insert(&7u64).unwrap();
+    a.merge(&b).unwrap();
+    assert!(a.contains(&7u64));
+    let custom = CuckooFilter::with_capacity_and_hasher(100, RandomState::new());
+    assert!(custom.capacity() >= 100);
+
+    // `Builder::new` and `Builder::default`: the builder `CuckooFilter::builder` returns.
+    let built = Builder::new().capacity(500).build();
+    assert_eq!(built.capacity(), CuckooFilter::builder().capacity(500).build().capacity());
+    let built = Builder::default().capacity(500).seed(3).build();
+    assert_eq!(built.hasher().hash_one("x"), a.hasher().hash_one("x"));
+    assert_eq!(Builder::default().build().capacity(), 4);
+}
