@@ -196,6 +196,13 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// ceiling, when the next level cannot be allocated, or when the item's copies already fill
     /// its buckets in the newest level.
     ///
+    /// The item is what its `Hash` impl writes, not its type: look it up with the type it was
+    /// inserted as. Under the default hasher `insert(&1u32)` and `contains(&1u64)` are one
+    /// item (integers write one zero-extended 64-bit word), but `"ab"` and `b"ab"` are not (a
+    /// `str` ends with `0xFF`, a `[u8]` starts with its length), nor are `-1i32` and `-1i64`;
+    /// under other hashers the widths may differ too. See the
+    /// [crate documentation](crate#items-and-their-types).
+    ///
     /// In a grown filter, the copy goes to the level that holds the item's other copies, so
     /// that its removes can take them (see [`remove`](Self::remove)); if a remove of the item
     /// left a pending removal, the insert takes that copy back instead of storing another.

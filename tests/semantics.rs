@@ -247,3 +247,49 @@ fn the_std_style_constructors_build_what_their_docs_say() {
     assert_eq!(built.hasher().hash_one("x"), a.hasher().hash_one("x"));
     assert_eq!(Builder::default().build().capacity(), 4);
 }
+
+/// What the crate documentation ("Items and their types") and `insert`'s say: an item is what
+/// its `Hash` impl writes, so which values of different types are one item depends on the
+/// hasher.
+#[test]
+fn items_of_different_types_are_one_item_exactly_as_documented() {
+    use lockfree_cuckoo::DefaultHashBuilder;
+
+    let filter = CuckooFilter::builder().capacity(1_000).seed(11).build();
+    let same = |a: u64, b: u64| a == b;
+    let h = |item: &dyn Fn(&DefaultHashBuilder) -> u64| item(filter.hasher());
+
+    // The default hasher: every unsigned width, non-negative signed values, `char` and `bool`
+    // hash as their value.
+    filter.insert(&1u32).unwrap();
+    assert!(filter.contains(&1u64) && filter.contains(&1u8) && filter.contains(&1u16));
+    assert!(filter.contains(&1usize) && filter.contains(&1i32) && filter.contains(&1i64));
+    assert!(filter.contains(&true));
+    assert!(same(h(&|s| s.hash_one('a')), h(&|s| s.hash_one(97u32))));
+    assert!(filter.remove(&1u64), "1u32 and 1u64 are one item");
+    assert!(filter.is_empty());
+    // Negative values keep their own width below 64 bits; `isize` is sign-extended like `i64`.
+    assert!(same(h(&|s| s.hash_one(-1i32)), h(&|s| s.hash_one(0xFFFF_FFFFu32))));
+    assert!(!same(h(&|s| s.hash_one(-1i32)), h(&|s| s.hash_one(-1i64))));
+    assert!(same(h(&|s| s.hash_one(-1isize)), h(&|s| s.hash_one(-1i64))));
+    // 128-bit integers write two words, low first, and a last zero word is as if absent.
+    assert!(same(h(&|s| s.hash_one(1u128)), h(&|s| s.hash_one(1u64))));
+    assert!(same(h(&|s| s.hash_one((7u64, 0u64))), h(&|s| s.hash_one(7u64))));
+    assert!(!same(h(&|s| s.hash_one(-1i128)), h(&|s| s.hash_one(-1i64))));
+    assert!(!same(h(&|s| s.hash_one(1u128 << 64)), h(&|s| s.hash_one(1u64))));
+
+    // Strings and bytes: `str` ends with 0xFF, `[u8]` starts with its length.
+    filter.insert("ab").unwrap();
+    assert!(filter.contains(&String::from("ab")));
+    assert!(filter.contains(&Box::<str>::from("ab")));
+    assert!(!filter.contains(&b"ab"[..]));
+    assert!(!filter.contains(&vec![b'a', b'b']));
+    assert!(!filter.contains(b"ab"), "[u8; 2] hashes as its slice");
+    assert!(same(h(&|s| s.hash_one(&b"ab"[..])), h(&|s| s.hash_one([b'a', b'b']))));
+
+    // Another hasher: SipHash writes each width as its own bytes, so widths differ.
+    let sip = CuckooFilter::with_capacity_and_hasher(1_000, RandomState::new());
+    sip.insert(&1u32).unwrap();
+    assert!(sip.contains(&1u32));
+    assert_ne!(sip.hasher().hash_one(1u32), sip.hasher().hash_one(1u64), "two items");
+}
