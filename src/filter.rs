@@ -482,8 +482,12 @@ impl<S: BuildHasher> CuckooFilter<S> {
 /// [`write_to`](CuckooFilter::write_to): every item present throughout the clone (inserted before
 /// it began and not removed before it ended) is in the copy, whatever other threads insert,
 /// remove or relocate meanwhile; items inserted or removed during the clone may or may not be.
-/// Other threads never wait for it. The copy's [`stats`](CuckooFilter::stats) start from zero,
-/// apart from its [`len`](CuckooFilter::len).
+/// Other threads never wait for it. The copy has the filter's [`len`](CuckooFilter::len), and
+/// its [`stats`](CuckooFilter::stats) carry the filter's
+/// [`levels`](crate::Stats::levels) and [`retained_removals`](crate::Stats::retained_removals)
+/// (pending removals come along as removals retained for good, so its
+/// [`pending_removals`](crate::Stats::pending_removals) is 0); every other count starts from
+/// zero.
 ///
 /// # Panics
 ///
