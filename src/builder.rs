@@ -34,15 +34,20 @@ pub struct Builder<S = DefaultHashBuilder> {
 }
 
 impl Builder<DefaultHashBuilder> {
-    pub(crate) fn new() -> Self {
-        Self {
-            capacity: 0,
-            buckets: None,
-            lookup_retries: DEFAULT_LOOKUP_RETRIES,
-            huge_pages: true,
-            growth: None,
-            hasher: DefaultHashBuilder::new(),
-        }
+    /// A builder with the default hasher under a random key ([`DefaultHashBuilder::new`]),
+    /// capacity 0, not growable: the same as [`CuckooFilter::builder`] and
+    /// [`Builder::default`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::Builder;
+    ///
+    /// let filter = Builder::new().capacity(1_000).build();
+    /// assert!(filter.capacity() >= 1_000);
+    /// ```
+    pub fn new() -> Self {
+        Self::with_hasher(DefaultHashBuilder::new())
     }
 
     /// Keys the default hasher with `seed` instead of a random key
@@ -66,6 +71,36 @@ impl Builder<DefaultHashBuilder> {
     /// ```
     pub fn seed(self, seed: u64) -> Self {
         self.hasher(DefaultHashBuilder::with_seed(seed))
+    }
+}
+
+impl Default for Builder<DefaultHashBuilder> {
+    /// [`Builder::new`]: the default hasher under a random key, capacity 0, not growable.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::Builder;
+    ///
+    /// let filter = Builder::default().capacity(100).build();
+    /// assert!(filter.capacity() >= 100);
+    /// ```
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<S> Builder<S> {
+    /// A builder with `hasher`, capacity 0, not growable.
+    pub(crate) fn with_hasher(hasher: S) -> Self {
+        Self {
+            capacity: 0,
+            buckets: None,
+            lookup_retries: DEFAULT_LOOKUP_RETRIES,
+            huge_pages: true,
+            growth: None,
+            hasher,
+        }
     }
 }
 

@@ -79,7 +79,90 @@ impl CuckooFilter<DefaultHashBuilder> {
     }
 }
 
+impl Default for CuckooFilter<DefaultHashBuilder> {
+    /// An empty filter of capacity 0 with the default hasher under a random key, as
+    /// [`with_capacity(0)`](Self::with_capacity) builds it: one bucket, so it accepts four
+    /// items ([`capacity`](Self::capacity) is 4), and it is not growable, so the next insert
+    /// that finds no room returns [`InsertError::Full`]. Unlike an empty `HashSet`, it never
+    /// grows on its own: build a [`growable`](Builder::growable) filter for that.
+    ///
+    /// # Panics
+    ///
+    /// If the table cannot be allocated.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::{CuckooFilter, InsertError};
+    ///
+    /// let filter = CuckooFilter::default();
+    /// assert!(filter.is_empty());
+    /// assert_eq!(filter.capacity(), 4);
+    /// for key in 0..4u32 {
+    ///     filter.insert(&key)?;
+    /// }
+    /// assert_eq!(filter.insert(&4u32), Err(InsertError::Full));
+    /// # Ok::<(), InsertError>(())
+    /// ```
+    fn default() -> Self {
+        Self::with_capacity(0)
+    }
+}
+
 impl<S: BuildHasher> CuckooFilter<S> {
+    /// An empty filter of capacity 0 that hashes items with `hasher`: one bucket, four items,
+    /// not growable, as [`Default`] builds with the default hasher. Use
+    /// [`with_capacity_and_hasher`](Self::with_capacity_and_hasher) or
+    /// [`Builder::hasher`] for a larger or growable one.
+    ///
+    /// # Panics
+    ///
+    /// If the table cannot be allocated.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::collections::hash_map::RandomState;
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::with_hasher(RandomState::new());
+    /// filter.insert("one")?;
+    /// assert!(filter.contains("one"));
+    /// assert_eq!(filter.capacity(), 4);
+    /// # Ok::<(), lockfree_cuckoo::InsertError>(())
+    /// ```
+    pub fn with_hasher(hasher: S) -> Self {
+        Self::with_capacity_and_hasher(0, hasher)
+    }
+
+    /// A filter that accepts at least `capacity` distinct items and hashes them with `hasher`,
+    /// as [`with_capacity`](CuckooFilter::with_capacity) does with the default hasher.
+    ///
+    /// The hasher must be deterministic for the filter's lifetime, and the same in every
+    /// process that shares its snapshots or merges with it ([`Builder::hasher`]).
+    ///
+    /// # Panics
+    ///
+    /// If the table cannot be allocated; use [`Builder::hasher`] and [`Builder::try_build`] to
+    /// get an error instead.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::{CuckooFilter, DefaultHashBuilder};
+    ///
+    /// let a = CuckooFilter::with_capacity_and_hasher(1_000, DefaultHashBuilder::with_seed(9));
+    /// let b = CuckooFilter::with_capacity_and_hasher(1_000, DefaultHashBuilder::with_seed(9));
+    /// assert!(a.capacity() >= 1_000);
+    /// b.insert(&7u64)?;
+    /// a.merge(&b)?;
+    /// assert!(a.contains(&7u64));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_capacity_and_hasher(capacity: usize, hasher: S) -> Self {
+        Builder::with_hasher(hasher).capacity(capacity).build()
+    }
+
     pub(crate) fn from_parts(levels: Levels, hasher: S) -> Self {
         let levels = levels.with_outside(Self::OUTSIDE_LEVELS);
         Self { levels, hasher }
@@ -112,6 +195,13 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// each of its two buckets). A growable filter grows instead, and returns `Full` only at its
     /// ceiling, when the next level cannot be allocated, or when the item's copies already fill
     /// its buckets in the newest level.
+    ///
+    /// The item is what its `Hash` impl writes, not its type: look it up with the type it was
+    /// inserted as. Under the default hasher `insert(&1u32)` and `contains(&1u64)` are one
+    /// item (integers write one zero-extended 64-bit word), but `"ab"` and `b"ab"` are not (a
+    /// `str` ends with `0xFF`, a `[u8]` starts with its length), nor are `-1i32` and `-1i64`;
+    /// under other hashers the widths may differ too. See the
+    /// [crate documentation](crate#items-and-their-types).
     ///
     /// In a grown filter, the copy goes to the level that holds the item's other copies, so
     /// that its removes can take them (see [`remove`](Self::remove)); if a remove of the item
@@ -392,8 +482,12 @@ impl<S: BuildHasher> CuckooFilter<S> {
 /// [`write_to`](CuckooFilter::write_to): every item present throughout the clone (inserted before
 /// it began and not removed before it ended) is in the copy, whatever other threads insert,
 /// remove or relocate meanwhile; items inserted or removed during the clone may or may not be.
-/// Other threads never wait for it. The copy's [`stats`](CuckooFilter::stats) start from zero,
-/// apart from its [`len`](CuckooFilter::len).
+/// Other threads never wait for it. The copy has the filter's [`len`](CuckooFilter::len), and
+/// its [`stats`](CuckooFilter::stats) carry the filter's
+/// [`levels`](crate::Stats::levels) and [`retained_removals`](crate::Stats::retained_removals)
+/// (pending removals come along as removals retained for good, so its
+/// [`pending_removals`](crate::Stats::pending_removals) is 0); every other count starts from
+/// zero.
 ///
 /// # Panics
 ///

@@ -70,6 +70,28 @@
 //!   next insert takes that copy back instead of storing another, and the filter frees it once
 //!   one table alone matches.
 //!
+//! # Items and their types
+//!
+//! An item is whatever its [`Hash`](core::hash::Hash) impl writes to the hasher: the filter
+//! keeps no type, so two values are one item exactly when they write the same and the hasher
+//! then gives the same hash. Look items up with the type they were inserted as. What that means
+//! depends on the hasher:
+//!
+//! - Under the default hasher ([`DefaultHashBuilder`], `FORMAT.md`) every integer write is one
+//!   64-bit word, zero-extended: `1u8`, `1u16`, `1u32`, `1u64`, `1usize` and non-negative
+//!   signed values of those widths are one item, and so are `'a'` and `97u32` (a `char` writes
+//!   a `u32`) and `true` and `1u8`. Negative values are not: `i8` to `i32` write the bits of
+//!   their own width (`-1i32` is `0xFFFF_FFFF`), while `i64` and `isize` write all 64 bits, so
+//!   `-1i32` and `-1i64` are two items. A `u128` or `i128` writes two words, low first, and a
+//!   last word of zero hashes as if it were not there (the last word is paired with zero,
+//!   `FORMAT.md`): `1u128` and `1u64` are one item, and so are `(7u64, 0u64)` and `7u64`,
+//!   while `-1i128` and `-1i64` are two.
+//! - Strings and bytes differ whatever the hasher: a `str` writes its bytes and then `0xFF`,
+//!   and a `[u8]` (also a `Vec<u8>` or `[u8; N]`) writes its length and then its bytes, so
+//!   `"ab"` and `b"ab"` are two items; `"ab"`, `String::from("ab")` and `Box<str>` are one.
+//! - Other hashers may write each integer width as its own number of bytes (SipHash, std's
+//!   `RandomState`, does), so there even `1u32` and `1u64` are two items.
+//!
 //! # Consistency
 //!
 //! Every operation is atomic with respect to the item it touches:

@@ -38,7 +38,11 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// - [`MergeError::BucketCountMismatch`], [`MergeError::LevelCountMismatch`] or
     ///   [`MergeError::HasherMismatch`] when the settings differ; nothing was changed.
     /// - [`MergeError::Full`] when this filter ran out of room: it says how many fingerprints
-    ///   were added and how many were not. Nothing that was in either filter is lost.
+    ///   were added and how many were not. Nothing that was in either filter is lost. The
+    ///   fingerprints that `other` kept for removed items (growable filters,
+    ///   [`Stats::retained_removals`](crate::Stats::retained_removals)) cannot be told from its
+    ///   items', so [`len`](Self::len) counts up to that many of those added as removed: it
+    ///   never counts a removed item, and may count fewer than were added.
     ///
     /// # Panics
     ///
@@ -78,6 +82,8 @@ impl<S: BuildHasher> CuckooFilter<S> {
             .map(|table| table.scan().expect("cannot allocate the copy of the merged filter"))
             .collect::<Vec<_>>();
         let total: usize = copies.iter().flat_map(|c| c.words()).map(bucket::occupied).sum();
+        // The other filter's retained removals come along as fingerprints: they are not items.
+        let retained = other.levels().retained();
         let mut merged = 0;
         // Level by level: a fingerprint's buckets are only known in the table it is in.
         for (table, copy) in ours.iter().zip(&copies) {
@@ -91,14 +97,17 @@ impl<S: BuildHasher> CuckooFilter<S> {
                     let second = alt_index(index, fingerprint, buckets);
                     let slots = Slots { fingerprint, first: index, second };
                     if table.insert(slots).is_err() {
+                        // Which fingerprints were removed items' is not known: count as many
+                        // of those added as can be, so that `len` counts no removed item.
+                        let added = retained.min(merged as u64);
+                        self.levels().add_retained(added);
                         return Err(MergeError::Full { merged, remaining: total - merged });
                     }
                     merged += 1;
                 }
             }
         }
-        // The other filter's retained removals came along as fingerprints: they are not items.
-        self.levels().add_retained(other.levels().retained());
+        self.levels().add_retained(retained);
         Ok(())
     }
 }

@@ -170,7 +170,7 @@ impl Overflow {
 
     #[inline]
     fn newest(&self) -> *const Link {
-        // Acquire: pairs with the AcqRel publication in `push`, so the block and its chain are
+        // Acquire: pairs with the AcqRel publication in `grow`, so the block and its chain are
         // seen as built.
         self.newest.load(Ordering::Acquire).cast_const()
     }
@@ -198,10 +198,10 @@ impl Overflow {
             older: UnsafeCell::new(seen),
         }));
         // AcqRel. Release: publishes the block's entries and link to the Acquire loads in
-        // `newest`. Acquire (and on failure): this thread goes on to read the winner's block.
-        // AcqRel. Release: publishes the block's entries and link to the Acquire loads in
-        // `newest`. Acquire (and on failure): nothing this thread reads next depends on it, but
-        // a failed CAS is a load like any other of `newest`.
+        // `newest`. Acquire (on success and on failure): nothing this thread reads next depends
+        // on it. A failed CAS only frees this thread's own unpublished block; the winner's block
+        // is read later through `newest`, whose own Acquire load orders it. The Acquire keeps
+        // the CAS a load like any other of `newest`.
         let published = self.newest.compare_exchange(
             seen.cast_mut(),
             link,

@@ -200,3 +200,96 @@ fn errors_describe_themselves() {
     let boxed: Box<dyn std::error::Error> = Box::new(InsertError::Full);
     assert!(boxed.source().is_none());
 }
+
+/// The constructors std's `HashSet` has: `Default`, `with_hasher`, `with_capacity_and_hasher`,
+/// and a public `Builder::new` with its `Default`.
+#[test]
+fn the_std_style_constructors_build_what_their_docs_say() {
+    use lockfree_cuckoo::{Builder, DefaultHashBuilder};
+
+    // `Default`: empty, capacity 0 (one bucket, four items), not growable.
+    let filter = CuckooFilter::default();
+    assert!(filter.is_empty());
+    assert_eq!(filter.capacity(), CuckooFilter::with_capacity(0).capacity());
+    assert_eq!(filter.capacity(), 4);
+    for key in 0..4u32 {
+        filter.insert(&key).unwrap();
+    }
+    assert_eq!(filter.insert(&4u32), Err(InsertError::Full));
+    assert_eq!(filter.stats().levels, 1);
+    // Each default filter draws its own random key.
+    let (a, b) = (CuckooFilter::default(), CuckooFilter::default());
+    assert_ne!(a.hasher().hash_one(1u64), b.hasher().hash_one(1u64));
+
+    // `with_hasher`: capacity 0, the hasher given.
+    let filter = CuckooFilter::with_hasher(RandomState::new());
+    assert!(filter.is_empty());
+    assert_eq!(filter.capacity(), 4);
+    filter.insert("one").unwrap();
+    assert!(filter.contains("one"));
+
+    // `with_capacity_and_hasher`: the capacity of `with_capacity`, and the hasher given, so
+    // that two filters of one seed merge.
+    let a = CuckooFilter::with_capacity_and_hasher(1_000, DefaultHashBuilder::with_seed(3));
+    let b = CuckooFilter::with_capacity_and_hasher(1_000, DefaultHashBuilder::with_seed(3));
+    assert_eq!(a.capacity(), CuckooFilter::with_capacity(1_000).capacity());
+    assert_eq!(a.hasher().hash_one("x"), DefaultHashBuilder::with_seed(3).hash_one("x"));
+    b.insert(&7u64).unwrap();
+    a.merge(&b).unwrap();
+    assert!(a.contains(&7u64));
+    let custom = CuckooFilter::with_capacity_and_hasher(100, RandomState::new());
+    assert!(custom.capacity() >= 100);
+
+    // `Builder::new` and `Builder::default`: the builder `CuckooFilter::builder` returns.
+    let built = Builder::new().capacity(500).build();
+    assert_eq!(built.capacity(), CuckooFilter::builder().capacity(500).build().capacity());
+    let built = Builder::default().capacity(500).seed(3).build();
+    assert_eq!(built.hasher().hash_one("x"), a.hasher().hash_one("x"));
+    assert_eq!(Builder::default().build().capacity(), 4);
+}
+
+/// What the crate documentation ("Items and their types") and `insert`'s say: an item is what
+/// its `Hash` impl writes, so which values of different types are one item depends on the
+/// hasher.
+#[test]
+fn items_of_different_types_are_one_item_exactly_as_documented() {
+    use lockfree_cuckoo::DefaultHashBuilder;
+
+    let filter = CuckooFilter::builder().capacity(1_000).seed(11).build();
+    let same = |a: u64, b: u64| a == b;
+    let h = |item: &dyn Fn(&DefaultHashBuilder) -> u64| item(filter.hasher());
+
+    // The default hasher: every unsigned width, non-negative signed values, `char` and `bool`
+    // hash as their value.
+    filter.insert(&1u32).unwrap();
+    assert!(filter.contains(&1u64) && filter.contains(&1u8) && filter.contains(&1u16));
+    assert!(filter.contains(&1usize) && filter.contains(&1i32) && filter.contains(&1i64));
+    assert!(filter.contains(&true));
+    assert!(same(h(&|s| s.hash_one('a')), h(&|s| s.hash_one(97u32))));
+    assert!(filter.remove(&1u64), "1u32 and 1u64 are one item");
+    assert!(filter.is_empty());
+    // Negative values keep their own width below 64 bits; `isize` is sign-extended like `i64`.
+    assert!(same(h(&|s| s.hash_one(-1i32)), h(&|s| s.hash_one(0xFFFF_FFFFu32))));
+    assert!(!same(h(&|s| s.hash_one(-1i32)), h(&|s| s.hash_one(-1i64))));
+    assert!(same(h(&|s| s.hash_one(-1isize)), h(&|s| s.hash_one(-1i64))));
+    // 128-bit integers write two words, low first, and a last zero word is as if absent.
+    assert!(same(h(&|s| s.hash_one(1u128)), h(&|s| s.hash_one(1u64))));
+    assert!(same(h(&|s| s.hash_one((7u64, 0u64))), h(&|s| s.hash_one(7u64))));
+    assert!(!same(h(&|s| s.hash_one(-1i128)), h(&|s| s.hash_one(-1i64))));
+    assert!(!same(h(&|s| s.hash_one(1u128 << 64)), h(&|s| s.hash_one(1u64))));
+
+    // Strings and bytes: `str` ends with 0xFF, `[u8]` starts with its length.
+    filter.insert("ab").unwrap();
+    assert!(filter.contains(&String::from("ab")));
+    assert!(filter.contains(&Box::<str>::from("ab")));
+    assert!(!filter.contains(&b"ab"[..]));
+    assert!(!filter.contains(&vec![b'a', b'b']));
+    assert!(!filter.contains(b"ab"), "[u8; 2] hashes as its slice");
+    assert!(same(h(&|s| s.hash_one(&b"ab"[..])), h(&|s| s.hash_one([b'a', b'b']))));
+
+    // Another hasher: SipHash writes each width as its own bytes, so widths differ.
+    let sip = CuckooFilter::with_capacity_and_hasher(1_000, RandomState::new());
+    sip.insert(&1u32).unwrap();
+    assert!(sip.contains(&1u32));
+    assert_ne!(sip.hasher().hash_one(1u32), sip.hasher().hash_one(1u64), "two items");
+}

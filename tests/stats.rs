@@ -100,3 +100,42 @@ fn counts_are_exact_when_threads_come_and_go() {
     assert_eq!(filter.len(), (WAVES * WIDTH * 150) as usize);
     assert_eq!(filter.stats().insert_paths.iter().sum::<u64>(), WAVES * WIDTH * 200);
 }
+
+/// What a clone's stats hold: the original's `len`, `levels` and `retained_removals` (its
+/// pending removals retained for good), and every operation count, `pending_removals` and
+/// `discarded_levels` from zero.
+#[test]
+fn a_clone_carries_its_len_levels_and_retained_removals() {
+    const KEYS: u64 = 500;
+    let filter = CuckooFilter::builder().capacity(1_000).growable().build();
+    for key in 0..KEYS {
+        filter.insert(&key).unwrap();
+    }
+    let mut filler = 1u64 << 40;
+    while filter.stats().levels < 3 {
+        filter.insert(&filler).unwrap();
+        filler += 1;
+    }
+    // Copies inserted while level 0 is full go to a newer level; removing one of each key then
+    // finds copies in two levels, and keeps them.
+    for key in 0..KEYS {
+        filter.insert(&key).unwrap();
+    }
+    for key in 0..KEYS {
+        assert!(filter.remove(&key));
+    }
+    let stats = filter.stats();
+    assert!(stats.retained_removals > 0 && stats.pending_removals > 0, "{stats:?}");
+    assert!(stats.relocations > 0 || stats.insert_paths[0] > 0, "{stats:?}");
+
+    let copy = filter.clone();
+    let copied = copy.stats();
+    assert_eq!(copy.len(), filter.len());
+    assert_eq!(copied.levels, stats.levels);
+    assert_eq!(copied.retained_removals, stats.retained_removals);
+    assert_eq!(copied.pending_removals, 0, "pending removals travel as retained for good");
+    let mut zero = lockfree_cuckoo::Stats::default();
+    zero.levels = stats.levels;
+    zero.retained_removals = stats.retained_removals;
+    assert_eq!(copied, zero, "every other count starts from zero");
+}
