@@ -942,7 +942,7 @@ fn a_merge_that_runs_out_of_room_counts_no_removed_item() {
     const KEYS: u64 = 500;
     // Both filters stop growing at three levels, so that they keep the same levels.
     let three_levels = {
-        let filter = growable_seeded(1_000);
+        let filter = growable(1_000);
         grow_with_fillers(&filter, 3);
         filter.capacity()
     };
