@@ -117,7 +117,7 @@ stamp_relaxed() {
 }
 # Every validated read answering its first attempt without validating it.
 validation_skipped() {
-    mutate_stripe validate 1 "self.0.load(Ordering::Relaxed) == stamp.0" "true"
+    mutate_stripe changes_since 1 "self.0.load(Ordering::Relaxed) ^ stamp.0" "0"
 }
 # What the second (Relaxed) version load of `take_validated` rests on: the Acquire bucket load
 # of `take` before it.
@@ -133,7 +133,7 @@ removal_cas_relaxed() {
     mutate take 1 "                Ordering::Acquire," "                Ordering::Relaxed,"
 }
 reader_bucket_loads_relaxed() {
-    mutate contains_at 2 "}.load(Ordering::Acquire)" "}.load(Ordering::Relaxed)"
+    mutate first_read_at 2 "}.load(Ordering::Acquire)" "}.load(Ordering::Relaxed)"
     mutate holds 1 "load(Ordering::Acquire)" "load(Ordering::Relaxed)"
 }
 surplus_unvalidated() {
@@ -200,7 +200,12 @@ cas_expects_current() {
 }
 # Lookups that read only the newest level.
 lookup_newest_only() {
-    mutate_levels contains_grown 1 ".below().any(|table|" ".below().take(0).any(|table|"
+    mutate_levels lookup 1 "read = read.and(self.level_0.first_read(mixed));" ""
+    mutate_levels lookup 1 "for &level in self.older {" "for &level in &self.older[..0] {"
+}
+# A grown filter's lookup that validates the newest level's read only, not the older levels'.
+lookup_validates_newest_only() {
+    mutate_in "$table" and 1 "changes: self.changes | other.changes" "changes: self.changes"
 }
 # A remove that takes a copy from the newest level holding one, even when another level holds
 # one too.
@@ -258,6 +263,7 @@ mutants=(
     "publish_by_swap|growth: new level published over another growth's"
     "cas_expects_current|growth: new level replaces the current newest, not the one it links to"
     "lookup_newest_only|growth: lookups read the newest level only"
+    "lookup_validates_newest_only|growth: lookups validate the newest level's read only"
     "remove_takes_first_match|growth: remove takes a copy when two levels hold one"
     "insert_ignores_home|growth: inserts ignore the level holding the item's copies"
     "register_relaxed|pending removal recorded Relaxed"

@@ -28,7 +28,14 @@ const fn broadcast(fingerprint: Fingerprint) -> u64 {
 /// lowest flag is exact; that flag exists exactly when some lane is zero.
 #[inline]
 const fn zero_lane_flags(word: u64) -> u64 {
-    word.wrapping_sub(LOW_BITS) & !word & HIGH_BITS
+    unmasked_zero_lane_flags(word) & HIGH_BITS
+}
+
+/// [`zero_lane_flags`] before its mask, which the flags of several words can share: the mask of
+/// their `|` is the `|` of their masks.
+#[inline]
+const fn unmasked_zero_lane_flags(word: u64) -> u64 {
+    word.wrapping_sub(LOW_BITS) & !word
 }
 
 #[inline]
@@ -43,7 +50,20 @@ const fn lowest_flagged_lane(flags: u64) -> Option<usize> {
 /// Whether any lane of `word` holds `fingerprint`.
 #[inline]
 pub(crate) const fn contains(word: u64, fingerprint: Fingerprint) -> bool {
-    zero_lane_flags(word ^ broadcast(fingerprint)) != 0
+    any_match(matches(word, fingerprint))
+}
+
+/// Flags of the lanes of `word` that hold `fingerprint`, to be tested by [`any_match`]. The
+/// flags of several words, or'ed, tell whether any of them holds it, with one test at the end.
+#[inline]
+pub(crate) const fn matches(word: u64, fingerprint: Fingerprint) -> u64 {
+    unmasked_zero_lane_flags(word ^ broadcast(fingerprint))
+}
+
+/// Whether flags from [`matches`] (or'ed, for several words) name a lane holding the fingerprint.
+#[inline]
+pub(crate) const fn any_match(flags: u64) -> bool {
+    flags & HIGH_BITS != 0
 }
 
 /// The lowest lane of `word` that holds `fingerprint`.

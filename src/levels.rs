@@ -76,7 +76,11 @@
 //! `newest` happens after that, so by read-read coherence it reads the same value or a later
 //! one, and by "Levels are only added" the chain from it reaches `L`. The lookup reads every
 //! level of the chain with the table's validated read, which finds an item present in `L`
-//! throughout (the table's argument, unchanged by "A fingerprint stays in its level"). A remove
+//! throughout (the table's argument, unchanged by "A fingerprint stays in its level"). It makes
+//! the first attempt of every level's read in one pass ([`Chain::lookup`]): each level's attempt
+//! is still its stripe's stamp, its Acquire bucket loads, then its stripe's validation, in that
+//! order, so each is the table's attempt, and a miss answers `false` only when every level's
+//! attempt validated; otherwise it reads each level again with its retries. A remove
 //! validates absence in every level the same way before it answers `false`; a count adds up the
 //! levels.
 //!
@@ -369,15 +373,7 @@ impl Levels {
     /// remove).
     #[inline(never)]
     fn contains_grown(&self, newest: *const Level, mixed: u64) -> bool {
-        let chain = self.chain_from(newest);
-        // The newest level holds most items: it is read before the others.
-        if chain.newest_table().contains(mixed) {
-            return true;
-        }
-        // On a miss there, start loading the item's buckets in the others that `prefetch`
-        // names, so that their misses overlap.
-        chain.prefetch_below(mixed);
-        chain.below().any(|table| table.contains(mixed))
+        self.chain_from(newest).lookup(mixed)
     }
 
     /// Copies of the item in every level.
@@ -879,9 +875,8 @@ pub(crate) struct Chain<'a> {
     newest: Option<&'a Level>,
     /// The levels added to level 0 below `newest`, newest first.
     older: &'a [*const Level],
-    /// How many tables below the newest (`older`, then level 0) [`prefetch_below`] loads ahead.
-    ///
-    /// [`prefetch_below`]: Self::prefetch_below
+    /// How many tables below the newest (`older`, then level 0) [`prefetch`](Self::prefetch)
+    /// loads ahead.
     prefetched: usize,
     level_0: &'a Table,
 }
@@ -935,26 +930,47 @@ impl<'a> Chain<'a> {
         }
     }
 
-    /// [`Levels::contains`] on these levels.
+    /// [`Levels::contains`] on these levels: the first attempt of every level's validated read
+    /// in one pass, with no branch between levels, so that their loads overlap and an absent
+    /// item costs one round of loads; a match in any level answers `true`, and a miss answers
+    /// `false` only if every level's read validated ([No false negative across growths]).
+    ///
+    /// [No false negative across growths]: crate::levels#no-false-negative-across-growths
     #[inline]
     pub(crate) fn lookup(&self, mixed: u64) -> bool {
+        let mut read = self.newest_table().first_read(mixed);
+        if self.newest.is_some() {
+            if read.found() {
+                return true;
+            }
+            read = read.and(self.level_0.first_read(mixed));
+            for &level in self.older {
+                // SAFETY: as in `added`.
+                read = read.and(unsafe { &(*level).table }.first_read(mixed));
+            }
+        }
+        match read.answer() {
+            Some(answer) => answer,
+            None => self.lookup_retry(mixed),
+        }
+    }
+
+    /// [`lookup`](Self::lookup) after a removal announced in some level left its miss unproven:
+    /// every level's validated read in turn, with its retries.
+    #[cold]
+    #[inline(never)]
+    fn lookup_retry(&self, mixed: u64) -> bool {
         self.iter().any(|table| table.contains(mixed))
     }
 
-    /// Asks the CPU to start loading the item's buckets in the levels below the newest that a
-    /// lookup loads ahead: the older ones down to the first smaller than
+    /// Asks the CPU to start loading the item's buckets for a batch's lookup: in the newest level,
+    /// whatever its size, and in the levels below it down to the first smaller than
     /// [`PREFETCH_MIN_BUCKETS`] (levels are larger the newer they are; at a ceiling, the newest
     /// may be smaller).
     #[inline]
-    pub(crate) fn prefetch_below(&self, mixed: u64) {
-        prefetch(self.below().take(self.prefetched), mixed);
-    }
-
-    /// [`prefetch_below`](Self::prefetch_below) and the newest level, whatever its size.
-    #[inline]
     pub(crate) fn prefetch(&self, mixed: u64) {
         prefetch([self.newest_table()], mixed);
-        self.prefetch_below(mixed);
+        prefetch(self.below().take(self.prefetched), mixed);
     }
 
     /// Asks the CPU to start loading the item's buckets in every level.

@@ -134,6 +134,39 @@ use words::Words;
 /// Validation attempts a lookup makes before answering `true` without proof.
 pub(crate) const DEFAULT_LOOKUP_RETRIES: u32 = 8;
 
+/// What the first attempt of a lookup's validated read found ([`Table::first_read`]): whether a
+/// lane matched, and whether a miss would be validated, each as flags that are zero when not.
+/// Reads of several tables combine with [`and`](Self::and), so a grown filter tests every
+/// level's read at once.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FirstRead {
+    /// Flags of the lanes that matched ([`bucket::matches`]).
+    matches: u64,
+    /// Non-zero when the stripe changed ([`Stripe::changes_since`]).
+    changes: u64,
+}
+
+impl FirstRead {
+    /// Both reads together: a match in either; a miss validated only if both were.
+    #[inline(always)]
+    pub(crate) fn and(self, other: Self) -> Self {
+        Self { matches: self.matches | other.matches, changes: self.changes | other.changes }
+    }
+
+    /// Whether a lane matched: the answer `true`, validated or not.
+    #[inline(always)]
+    pub(crate) fn found(self) -> bool {
+        bucket::any_match(self.matches)
+    }
+
+    /// The lookup's answer, if this read gives one: `true` on a match, `false` on a validated
+    /// miss; `None` when a removal announced meanwhile leaves the miss unproven.
+    #[inline(always)]
+    pub(crate) fn answer(self) -> Option<bool> {
+        (self.found() | (self.changes == 0)).then_some(self.found())
+    }
+}
+
 #[derive(Debug)]
 pub(crate) struct Table {
     buckets: Words,
@@ -282,14 +315,34 @@ impl Table {
     /// and its stripes without bounds checks.
     #[inline]
     pub(crate) unsafe fn contains_at(&self, slots: Slots) -> bool {
+        // SAFETY: the caller's contract.
+        match unsafe { self.first_read_at(slots) }.answer() {
+            Some(answer) => answer,
+            None => self.contains_retry(slots.first, slots.second, slots.fingerprint),
+        }
+    }
+
+    /// The first attempt of a validated read of the item whose mixed hash is `mixed`.
+    #[inline(always)]
+    pub(crate) fn first_read(&self, mixed: u64) -> FirstRead {
+        // SAFETY: the slots come from this table's `slots`.
+        unsafe { self.first_read_at(self.slots(mixed)) }
+    }
+
+    /// The first attempt of a lookup's validated read, written out as straight-line code: both
+    /// buckets are loaded unconditionally (a one-bucket item loads its bucket twice), and the
+    /// match and the validation are values, not branches, so a lookup in a table larger than the
+    /// cache issues both loads at once and the CPU overlaps them with the next lookup's loads,
+    /// or with the other levels' (`levels`). The slice is taken first so that its address and
+    /// length stay in registers across the Acquire loads. No index is bounds-checked: three
+    /// compares and branches of a lookup's 60-odd instructions.
+    ///
+    /// # Safety
+    ///
+    /// As for [`contains_at`](Self::contains_at).
+    #[inline(always)]
+    pub(crate) unsafe fn first_read_at(&self, slots: Slots) -> FirstRead {
         debug_assert!(slots.first.max(slots.second) < self.buckets.len());
-        // The first attempt is straight-line code: both buckets are loaded unconditionally (a
-        // one-bucket item loads its bucket twice) and a match is a value, not a branch, so a
-        // lookup in a table larger than the cache issues both loads at once and the CPU
-        // overlaps them with the next lookups' loads. The retries are out of line. The slice
-        // is taken first so that its address and length stay in registers across the Acquire
-        // loads. No index is bounds-checked: three compares and branches of a lookup's 60-odd
-        // instructions.
         let buckets = &*self.buckets;
         let stripe = self.stripes.of_pair(slots.first, slots.second);
         let stamp = stripe.stamp();
@@ -298,15 +351,13 @@ impl Table {
         // release sequence), so seeing a removal also shows the announcement before it.
         let first = unsafe { buckets.get_unchecked(slots.first) }.load(Ordering::Acquire);
         let second = unsafe { buckets.get_unchecked(slots.second) }.load(Ordering::Acquire);
-        let found = bucket::contains(first, slots.fingerprint)
-            | bucket::contains(second, slots.fingerprint);
-        // The stripe is validated on a match too, where it is not needed, to keep the common
-        // path free of data-dependent branches: this is the validated read's first attempt
-        // written out.
-        if found | stripe.validate(stamp) {
-            return found;
+        FirstRead {
+            matches: bucket::matches(first, slots.fingerprint)
+                | bucket::matches(second, slots.fingerprint),
+            // Validated on a match too, where it is not needed, to keep the path free of
+            // data-dependent branches.
+            changes: stripe.changes_since(stamp),
         }
-        self.contains_retry(slots.first, slots.second, slots.fingerprint)
     }
 
     /// The validation attempts of [`contains`](Self::contains) after its first one failed.

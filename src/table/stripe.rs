@@ -97,8 +97,15 @@ impl Stripe {
     /// Whether no removal was announced (and no scan began or ended) since `stamp`.
     #[inline(always)]
     pub(super) fn validate(&self, stamp: Stamp) -> bool {
+        self.changes_since(stamp) == 0
+    }
+
+    /// Zero exactly when [`validate`](Self::validate) holds: the changes of several stripes,
+    /// or'ed, validate them all with one test at the end.
+    #[inline(always)]
+    pub(super) fn changes_since(&self, stamp: Stamp) -> u64 {
         // Relaxed: the caller's Acquire bucket loads keep this load after them.
-        self.0.load(Ordering::Relaxed) == stamp.0
+        self.0.load(Ordering::Relaxed) ^ stamp.0
     }
 
     /// The validated read: `attempt` until an attempt's answer is proven or validated. Lock-free:
