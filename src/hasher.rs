@@ -10,7 +10,8 @@
 //!
 //! It only *compresses* what `Hash` writes into 64 bits: the filter finalises every hash with its
 //! mix (`hash::mix`) before it takes slots from it. Chosen by measurement against aHash, foldhash,
-//! XXH3 and SipHash (`BENCHMARKS.md`, "The hot path" and "Keyed default hasher").
+//! XXH3 and SipHash (`docs/benchmarks-history.md`, "The default hasher, chosen by measurement"
+//! and "Speed of the keyed hasher").
 //!
 //! The format-4 default hasher is the same algorithm with fixed key words (pi's digits) and an
 //! unfolded last word: [`DefaultHashBuilder`] keeps it for the filters that snapshots of format 4

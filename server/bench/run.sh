@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Our CF.* commands against redis-server's own set, one run, same client and settings
-# (BENCHMARKS.md, "The server against redis-server" and "The module"): redis-benchmark with 50
-# clients at pipeline depths 1 and 16, CF.ADD/CF.EXISTS against SADD/SISMEMBER (an exact set),
-# random keys; then the memory each uses per item after 10 million distinct items, and the
-# false-positive rate of ours then (100,000 absent items). "Ours" is the server, or with
+# (BENCHMARKS.md, "The server against redis-server" and "The module against redis-server"):
+# redis-benchmark with 50 clients at pipeline depths 1 and 16, CF.ADD/CF.EXISTS against
+# SADD/SISMEMBER (an exact set), random keys; then the memory each uses per item after 10
+# million distinct items, and the false-positive rate of ours then (100,000 absent items). "Ours" is the server, or with
 # --ours module, redis-server with the module loaded. Needs redis-server, redis-benchmark and
 # redis-cli (Debian's redis-server and redis-tools).
 #

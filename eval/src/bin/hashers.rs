@@ -1,8 +1,8 @@
 //! Candidates for the default hasher, measured on short keys: `u64`, 16-byte slices and strings
 //! of 8 to 64 bytes. For each key kind and hasher in turn: ns a hash (`hash_one` over a key
 //! array) and ns a `contains` (a 50,000-item filter under that hasher, a query array half
-//! present), medians of `--rounds` rounds. `BENCHMARKS.md` ("The default hasher") has the
-//! verdict.
+//! present), medians of `--rounds` rounds. `docs/benchmarks-history.md` ("The default hasher,
+//! chosen by measurement") has the verdict.
 //!
 //! ```text
 //! cargo run --release -p lockfree-cuckoo-eval --bin hashers
