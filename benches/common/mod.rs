@@ -61,8 +61,9 @@ pub(crate) fn queries(n: usize, percent: u64) -> Vec<u64> {
         .collect()
 }
 
-/// Quick settings, so that `cargo bench` at the root runs in a few minutes on two cores;
-/// criterion's own arguments override them (`cargo bench -- --measurement-time 5`).
+/// Quick settings, so that `cargo bench -p lockfree-cuckoo` runs in a few minutes on two cores;
+/// criterion's own arguments override them (`cargo bench -p lockfree-cuckoo --
+/// --measurement-time 5`).
 pub(crate) fn criterion() -> Criterion {
     Criterion::default()
         .sample_size(10)

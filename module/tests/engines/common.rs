@@ -1,4 +1,4 @@
-//! Building the module, finding the engines, and running engine processes on free loopback
+//! Finding the module and the engines, and running engine processes on free loopback
 //! ports.
 
 use std::net::TcpListener;
@@ -52,20 +52,15 @@ fn which(name: &str) -> Option<PathBuf> {
     std::env::split_paths(&path).map(|dir| dir.join(name)).find(|p| p.is_file())
 }
 
-/// The module's shared library, built for this test run's profile (cargo does not build a
-/// `cdylib` for integration tests, so they build it once, as up to date as the sources).
+/// The module's shared library, from this test run's own build: the module's library is a
+/// `cdylib` and an `rlib`, and cargo builds it, both crate types, before these tests, in their
+/// profile and with their features, into their directory (target/<profile>/deps/).
 pub fn module() -> &'static Path {
-    static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let mut build = Command::new(env!("CARGO"));
-        build.args(["build", "-q", "-p", "lockfree-cuckoo-module"]);
-        if !cfg!(debug_assertions) {
-            build.arg("--release");
-        }
-        assert!(build.status().expect("run cargo").success(), "the module did not build");
+    static LIBRARY: OnceLock<PathBuf> = OnceLock::new();
+    LIBRARY.get_or_init(|| {
+        use std::env::consts::{DLL_PREFIX, DLL_SUFFIX};
         let exe = std::env::current_exe().unwrap();
-        // target/<profile>/deps/<this test> -> target/<profile>/
-        let library = exe.parent().unwrap().parent().unwrap().join("liblockfree_cuckoo_module.so");
+        let library = exe.with_file_name(format!("{DLL_PREFIX}lockfree_cuckoo_module{DLL_SUFFIX}"));
         assert!(library.is_file(), "{} is missing", library.display());
         library
     })
