@@ -167,13 +167,17 @@
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+// First: rustdoc lists a type's methods in the order of the modules that declare them, so the
+// filter's page leads with construction and the three operations, then batches, merges and
+// snapshots.
+mod filter;
+
 mod batch;
 mod bucket;
 mod builder;
 #[cfg(feature = "test-hooks")]
 mod crafted;
 mod error;
-mod filter;
 mod fingerprint;
 mod hash;
 mod hasher;
@@ -191,7 +195,7 @@ pub use error::{BuildError, InsertError, LoadError, MergeError};
 pub use filter::CuckooFilter;
 pub use hasher::{AHashBuilder, DefaultHashBuilder, DefaultHasher};
 pub use snapshot::SnapshotInfo;
-pub use stats::Stats;
+pub use stats::{InsertPaths, Stats};
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -162,7 +162,7 @@ impl Counters {
             *slot = self.shards.iter().map(|s| s.paths[k].load(Relaxed)).sum();
         }
         Stats {
-            insert_paths,
+            insert_paths: InsertPaths(insert_paths),
             relocations: sum(|s| &s.relocations),
             path_retries: sum(|s| &s.path_retries),
             refused_inserts: sum(|s| &s.refused),
@@ -210,7 +210,7 @@ impl Counters {
 pub struct Stats {
     /// Accepted inserts by how many fingerprints they relocated: index `k` counts inserts whose
     /// cuckoo path had `k` hops (0: an empty lane was free in one of the item's buckets).
-    pub insert_paths: [u64; MAX_PATH_LEN + 1],
+    pub insert_paths: InsertPaths,
     /// Fingerprints moved to their other bucket by inserts' cuckoo paths.
     pub relocations: u64,
     /// Cuckoo paths abandoned because another thread changed a bucket on them first; the insert
@@ -253,11 +253,39 @@ pub struct Stats {
     pub pending_removals: u64,
 }
 
+/// Accepted inserts by the length of their cuckoo path ([`Stats::insert_paths`]), read as a
+/// slice of counts: index `k` counts inserts whose path had `k` hops, for every `k` up to the
+/// longest path an insert commits. That limit is the crate's to choose (five hops today), so the
+/// slice's length may change in a release; index it within [`len`](slice::len).
+///
+/// # Examples
+///
+/// ```
+/// use lockfree_cuckoo::CuckooFilter;
+///
+/// let filter = CuckooFilter::with_capacity(1000);
+/// filter.insert(&1).unwrap();
+/// let paths = filter.stats().insert_paths;
+/// assert_eq!(paths.iter().sum::<u64>(), 1);
+/// assert_eq!(paths[0], 1); // the item's bucket had room: no relocation
+/// assert!(paths.len() > 1);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InsertPaths([u64; MAX_PATH_LEN + 1]);
+
+impl core::ops::Deref for InsertPaths {
+    type Target = [u64];
+
+    fn deref(&self) -> &[u64] {
+        &self.0
+    }
+}
+
 /// The stats of a filter that has done nothing: every count 0, one level.
 impl Default for Stats {
     fn default() -> Self {
         Self {
-            insert_paths: [0; MAX_PATH_LEN + 1],
+            insert_paths: InsertPaths([0; MAX_PATH_LEN + 1]),
             relocations: 0,
             path_retries: 0,
             refused_inserts: 0,
@@ -275,7 +303,7 @@ impl Default for Stats {
 impl Stats {
     /// Adds the operation counts of `other` (another level's) to these.
     pub(crate) fn absorb(&mut self, other: &Stats) {
-        for (sum, count) in self.insert_paths.iter_mut().zip(other.insert_paths) {
+        for (sum, count) in self.insert_paths.0.iter_mut().zip(other.insert_paths.iter()) {
             *sum += count;
         }
         self.relocations += other.relocations;
