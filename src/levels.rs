@@ -930,24 +930,28 @@ impl<'a> Chain<'a> {
         }
     }
 
-    /// [`Levels::contains`] on these levels: the first attempt of every level's validated read
-    /// in one pass, with no branch between levels, so that their loads overlap and an absent
-    /// item costs one round of loads; a match in any level answers `true`, and a miss answers
-    /// `false` only if every level's read validated ([No false negative across growths]).
+    /// [`Levels::contains`] on these levels: the first attempt of every level's validated read,
+    /// newest first, in one pass whose only branches stop at a match (predicted not taken while
+    /// the item is absent, so the levels' loads overlap and an absent item costs one round of
+    /// loads); the validations are or'ed and tested once, so a miss answers `false` only if
+    /// every level's read validated ([No false negative across growths]).
     ///
     /// [No false negative across growths]: crate::levels#no-false-negative-across-growths
     #[inline]
     pub(crate) fn lookup(&self, mixed: u64) -> bool {
         let mut read = self.newest_table().first_read(mixed);
         if self.newest.is_some() {
+            for &level in self.older {
+                if read.found() {
+                    return true;
+                }
+                // SAFETY: as in `added`.
+                read = read.and(unsafe { &(*level).table }.first_read(mixed));
+            }
             if read.found() {
                 return true;
             }
             read = read.and(self.level_0.first_read(mixed));
-            for &level in self.older {
-                // SAFETY: as in `added`.
-                read = read.and(unsafe { &(*level).table }.first_read(mixed));
-            }
         }
         match read.answer() {
             Some(answer) => answer,
