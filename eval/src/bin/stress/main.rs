@@ -324,13 +324,15 @@ fn run(opts: Options) -> Report {
 
     if opts.grow {
         eprint!(
-            "starting {} threads on a growable filter of {} items ...",
+            "{} s run, {} threads on a growable filter of {} items ...",
+            opts.duration.as_secs_f64(),
             opts.threads,
             grouped(filter.capacity() as u64)
         );
     } else {
         eprint!(
-            "prefilling {} threads x {} keys ...",
+            "{} s run, prefilling {} threads x {} keys ...",
+            opts.duration.as_secs_f64(),
             opts.threads,
             grouped((quota * opts.fill as usize / 100) as u64)
         );
@@ -355,7 +357,7 @@ fn run(opts: Options) -> Report {
         .collect();
     start_line.wait();
     let start = Instant::now();
-    eprintln!(" done, running {} s", opts.duration.as_secs_f64());
+    eprintln!(" done");
     let snapshots = opts.snapshots.then(|| {
         let (filter, stop) = (Arc::clone(&filter), Arc::clone(&stop));
         std::thread::spawn(move || snapshotter(&filter, &stop))
