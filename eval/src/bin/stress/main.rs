@@ -20,18 +20,23 @@
 //! (`cargo stress` is the workspace's alias of
 //! `cargo run --release -p lockfree-cuckoo-eval --bin stress --`.)
 //!
+//! While it runs it shows its progress on stderr (`progress.rs`): one row redrawn in place on a
+//! terminal, else a row every 5 seconds, then the row of the threads' totals; then the summary
+//! on stdout (`report.rs`). Every line fits in 80 columns.
+//!
 //! Exit status: 0 when no false negative was seen and every check passed, 1 otherwise, 2 for a
 //! bad command line.
 
 mod cli;
+mod progress;
 mod report;
 
 use std::collections::VecDeque;
-use std::io::Write as _;
+use std::io::IsTerminal as _;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Barrier};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use clap::Parser;
 use crossbeam_utils::CachePadded;
@@ -42,7 +47,8 @@ use rand::rngs::SmallRng;
 use rand::{RngCore, SeedableRng};
 
 use crate::cli::Options;
-use crate::report::{table, GrowthEnd, Json, Report, Snapshots, Tally};
+use crate::progress::{Progress, Sample};
+use crate::report::{table, wrap, GrowthEnd, Json, Report, Snapshots, Tally, WIDTH};
 
 // Keys are named, not drawn (`keys::seeded_key`, in the key set of `--seed`): thread `t` owns
 // the keys of space `THREAD_BASE + t` and asks the never-inserted ones of `ABSENT`, so the keys of
@@ -63,13 +69,35 @@ fn absent_key(seed: u64, seq: u64) -> u64 {
 /// The last sequence number of a key space.
 const LAST_SEQ: u64 = (1 << 48) - 1;
 
-/// Per-thread counters the progress line reads; each on its own cache line.
+/// Per-thread counters the progress rows read; each on its own cache line.
 #[derive(Default)]
 struct Live {
     contains: AtomicU64,
     inserts: AtomicU64,
     removes: AtomicU64,
     false_negatives: AtomicU64,
+    /// The tally's `reinserts` and `extra_removes`: whether the thread churned.
+    reinserts: AtomicU64,
+    extra_removes: AtomicU64,
+}
+
+impl Live {
+    fn ops(&self) -> u64 {
+        self.contains.load(Relaxed) + self.inserts.load(Relaxed) + self.removes.load(Relaxed)
+    }
+
+    /// Whether the thread both re-inserted a live key and removed such a copy, as the summary
+    /// counts the threads that churned.
+    fn churned(&self) -> bool {
+        self.reinserts.load(Relaxed) > 0 && self.extra_removes.load(Relaxed) > 0
+    }
+}
+
+impl Tally {
+    /// Whether the thread both re-inserted a live key and removed such a copy.
+    fn churned(&self) -> bool {
+        self.reinserts > 0 && self.extra_removes > 0
+    }
 }
 
 /// Keys a thread owns: inserted and not yet removed, oldest first, and the extra copies of them
@@ -248,6 +276,8 @@ fn worker(
             live.contains.store(tally.contains, Relaxed);
             live.inserts.store(tally.inserts, Relaxed);
             live.removes.store(tally.removes, Relaxed);
+            live.reinserts.store(tally.reinserts, Relaxed);
+            live.extra_removes.store(tally.extra_removes, Relaxed);
             if !churning && started.elapsed() >= growth_deadline {
                 // Half the run has passed: churn at what the thread holds.
                 churning = true;
@@ -294,15 +324,17 @@ fn run(opts: Options) -> Report {
 
     if opts.grow {
         eprint!(
-            "starting {} threads on a growable filter of {} items ...",
+            "{} s run, {} threads on a growable filter of {} items ...",
+            opts.duration.as_secs_f64(),
             opts.threads,
-            filter.capacity()
+            grouped(filter.capacity() as u64)
         );
     } else {
         eprint!(
-            "prefilling {} threads x {} keys ...",
+            "{} s run, prefilling {} threads x {} keys ...",
+            opts.duration.as_secs_f64(),
             opts.threads,
-            quota * opts.fill as usize / 100
+            grouped((quota * opts.fill as usize / 100) as u64)
         );
     }
     let handles: Vec<_> = (0..opts.threads)
@@ -330,37 +362,28 @@ fn run(opts: Options) -> Report {
         let (filter, stop) = (Arc::clone(&filter), Arc::clone(&stop));
         std::thread::spawn(move || snapshotter(&filter, &stop))
     });
-    let mut last = (Instant::now(), 0u64);
-    while start.elapsed() < opts.duration {
-        std::thread::sleep(
-            Duration::from_millis(200).min(opts.duration.saturating_sub(start.elapsed())),
-        );
-        let ops: u64 = live
-            .iter()
-            .map(|l| l.contains.load(Relaxed) + l.inserts.load(Relaxed) + l.removes.load(Relaxed))
-            .sum();
-        let fneg: u64 = live.iter().map(|l| l.false_negatives.load(Relaxed)).sum();
-        let now = Instant::now();
-        let rate = (ops - last.1) as f64 / now.duration_since(last.0).as_secs_f64() / 1e6;
-        last = (now, ops);
+    let mut progress = Progress::new(&opts, std::io::stderr().is_terminal());
+    eprintln!("{}", progress.header());
+    let mut next = progress.interval();
+    loop {
+        std::thread::sleep(next.min(opts.duration).saturating_sub(start.elapsed()));
+        if next >= opts.duration {
+            break;
+        }
+        next += progress.interval();
         let stats = filter.stats();
-        eprint!(
-            "\r  {:5.1}/{:.0} s {:>12} ops {:6.2} M/s  load {:.3}  levels {}  {:.1} MiB  \
-             churning {}/{}  relocations {:>10}  conservative {}  false negatives {}  ",
-            start.elapsed().as_secs_f64(),
-            opts.duration.as_secs_f64(),
-            grouped(ops),
-            rate,
-            filter.load_factor(),
-            stats.levels,
-            filter.memory_usage() as f64 / (1 << 20) as f64,
-            growth.threads.load(Relaxed),
-            opts.threads,
-            grouped(stats.relocations),
-            stats.conservative_lookups,
-            fneg
-        );
-        let _ = std::io::stderr().flush();
+        progress.show(&Sample {
+            elapsed: start.elapsed().as_secs_f64(),
+            ops: live.iter().map(|l| l.ops()).sum(),
+            load: filter.load_factor(),
+            levels: stats.levels,
+            memory: filter.memory_usage(),
+            grown: growth.threads.load(Relaxed),
+            churn: live.iter().filter(|l| l.churned()).count(),
+            relocations: stats.relocations,
+            conservative: stats.conservative_lookups,
+            false_negatives: live.iter().map(|l| l.false_negatives.load(Relaxed)).sum(),
+        });
     }
     stop.store(true, Relaxed);
     let mut tally = Tally::default();
@@ -382,18 +405,36 @@ fn run(opts: Options) -> Report {
         tally.false_negatives += t.false_negatives;
         tally.reinserts += t.reinserts;
         tally.extra_removes += t.extra_removes;
-        churn_threads += usize::from(t.reinserts > 0 && t.extra_removes > 0);
+        churn_threads += usize::from(t.churned());
         owned_all.extend(owned.keys);
         extra_all.extend(owned.extra);
     }
     let snapshots = snapshots.map(|s| s.join().expect("snapshotter panicked")).unwrap_or_default();
     let elapsed = start.elapsed().as_secs_f64();
     let growth_end = growth.end();
-    eprintln!("\nverifying {} live keys and {} extra copies ...", owned_all.len(), extra_all.len());
 
-    // Quiescent now: every lookup of an owned key must be true, through both lookup paths.
+    // Quiescent now: the last progress row shows the summary's numbers.
     let stats = filter.stats();
-    let (len, load) = (filter.len(), filter.load_factor());
+    let (len, load, memory) = (filter.len(), filter.load_factor(), filter.memory_usage());
+    progress.finish(&Sample {
+        elapsed,
+        ops: tally.contains + tally.inserts + tally.removes,
+        load,
+        levels: stats.levels,
+        memory,
+        grown: growth_end.threads,
+        churn: churn_threads,
+        relocations: stats.relocations,
+        conservative: stats.conservative_lookups,
+        false_negatives: tally.false_negatives,
+    });
+    eprintln!(
+        "verifying {} live keys and {} extra copies ...",
+        grouped(owned_all.len() as u64),
+        grouped(extra_all.len() as u64)
+    );
+
+    // Every lookup of an owned key must be true, through both lookup paths.
     let verify_missed_scalar = owned_all.iter().filter(|k| !filter.contains(*k)).count() as u64;
     let mut answers = vec![false; owned_all.len()];
     filter.contains_batch(&owned_all, &mut answers);
@@ -402,7 +443,6 @@ fn run(opts: Options) -> Report {
     let final_fp_hits = (0..final_fp_queries)
         .filter(|&i| filter.contains(&absent_key(opts.seed, LAST_SEQ - i)))
         .count() as u64;
-    let memory = filter.memory_usage();
     // What the memory check compares with: a filter presized for the capacity (freed at once).
     let presized_memory = CuckooFilter::with_capacity(opts.capacity).memory_usage();
     let buckets = filter.bucket_count();
@@ -450,7 +490,9 @@ fn main() -> ExitCode {
         ExitCode::SUCCESS
     } else {
         for failure in failures {
-            eprintln!("FAIL: {failure}");
+            for line in wrap(&format!("FAIL: {failure}"), WIDTH, "      ") {
+                eprintln!("{line}");
+            }
         }
         ExitCode::from(1)
     }

@@ -202,6 +202,40 @@ fn pct(x: u64, of: u64) -> f64 {
     }
 }
 
+/// Columns every line of the stress run's output fits in: its progress rows, its summary, its
+/// failures.
+pub(crate) const WIDTH: usize = 80;
+
+/// Where a summary row's value starts: `"  "`, the label, a space.
+const VALUE_COLUMN: usize = 24;
+
+/// `text` broken at spaces into lines of at most `width` characters (a longer word, which the
+/// summary never has, stands alone on its line). Every line but the first starts with `indent`,
+/// counted in `width`; none ends with a newline.
+pub(crate) fn wrap(text: &str, width: usize, indent: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        let len = line.chars().count();
+        if len > 0 && len + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if line.is_empty() {
+            if !lines.is_empty() {
+                line.push_str(indent);
+            }
+        } else {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    lines.push(line);
+    lines
+}
+
+/// The summary, every line within [`WIDTH`] columns: a header, the operations, then one row a
+/// check or counter, its label in the first column and its value wrapped at spaces in the second
+/// (a value's `\n` starts a new line there).
 pub(crate) fn table(r: &Report) -> String {
     let t = &r.tally;
     let s = &r.stats;
@@ -209,20 +243,24 @@ pub(crate) fn table(r: &Report) -> String {
     let total = t.contains + t.inserts + t.removes;
     let mut o = String::new();
     let [c, i, d] = r.opts.mix;
-    let _ = writeln!(
-        o,
-        "lockfree-cuckoo stress: {} threads, {:.1} s, mix {c}/{i}/{d} (contains/insert/remove)\n\
-         capacity {}, {}, seed {}",
-        r.opts.threads,
-        r.elapsed,
-        grouped(r.opts.capacity as u64),
-        if r.opts.grow {
-            "grown from empty by the threads' inserts".to_string()
-        } else {
-            format!("kept {}% full", r.opts.fill)
-        },
-        r.opts.seed
-    );
+    let header = [
+        format!(
+            "lockfree-cuckoo stress: {} threads, {:.1} s, seed {}",
+            r.opts.threads, r.elapsed, r.opts.seed
+        ),
+        format!(
+            "mix {c}/{i}/{d} (contains/insert/remove), capacity {}, {}",
+            grouped(r.opts.capacity as u64),
+            if r.opts.grow {
+                "grown from empty".to_string()
+            } else {
+                format!("kept {}% full", r.opts.fill)
+            },
+        ),
+    ];
+    for line in header.iter().flat_map(|h| wrap(h, WIDTH, "")) {
+        let _ = writeln!(o, "{line}");
+    }
     let _ = writeln!(o);
     let _ = writeln!(o, "  operation        count       M ops/s");
     for (name, n) in
@@ -231,46 +269,51 @@ pub(crate) fn table(r: &Report) -> String {
         let _ = writeln!(o, "  {name:<9} {:>15} {:>10.2}", grouped(n), rate(n));
     }
     let _ = writeln!(o);
-    let paths: Vec<String> = s.insert_paths.iter().map(|&n| grouped(n)).collect();
+    // Three path lengths a line.
+    let paths: Vec<String> = s
+        .insert_paths
+        .chunks(3)
+        .enumerate()
+        .map(|(k, counts)| {
+            let counts: Vec<String> = counts.iter().map(|&n| grouped(n)).collect();
+            format!("by hops {}..{}: {}", 3 * k, 3 * k + counts.len() - 1, counts.join(" / "))
+        })
+        .collect();
+    let grown = r.stats.levels > 1;
     let mut rows: Vec<(&str, String)> = vec![
         (
             "load factor",
             format!(
-                "{:.3} ({} items, {} buckets of 4 lanes, {:.1} MiB)",
+                "{:.3} ({} items, {})\n{} buckets of 4 lanes",
                 r.load,
                 grouped(r.len as u64),
+                mib(r.memory),
                 grouped(r.buckets as u64),
-                r.memory as f64 / (1 << 20) as f64
             ),
         ),
         (
             "false-positive rate",
             format!(
-                "{:.4}% during the run ({} of {} absent lookups)",
+                "{:.4}% during the run: {} of {}\n{:.4}% after it: {} of {}\nexpected {} {:.4}% \
+                 ({})",
                 pct(t.absent_positives, t.absent_checks),
                 grouped(t.absent_positives),
-                grouped(t.absent_checks)
-            ),
-        ),
-        (
-            "",
-            format!(
-                "{:.4}% after it ({} of {}); expected {} {:.4}% ({})",
+                grouped(t.absent_checks),
                 pct(r.final_fp_hits, r.final_fp_queries),
                 grouped(r.final_fp_hits),
                 grouped(r.final_fp_queries),
-                if r.stats.levels > 1 { "at most" } else { "about" },
+                if grown { "at most" } else { "about" },
                 100.0 * r.fpr_expected(),
-                if r.stats.levels > 1 { "8 x levels / 65532" } else { "8 x load / 65532" }
+                if grown { "8 x levels / 65532" } else { "8 x load / 65532" }
             ),
         ),
         ("conservative answers", grouped(s.conservative_lookups)),
         (
             "levels",
             format!(
-                "{}{}; {} discarded; {} removes kept their copies, {} of them still pending",
+                "{}{}; {} discarded\n{} removes retained, {} of them pending",
                 s.levels,
-                if r.opts.grow { " (grown from a thousandth of the capacity)" } else { "" },
+                if r.opts.grow { " (grown from 1/1000 of the capacity)" } else { "" },
                 s.discarded_levels,
                 grouped(s.retained_removals),
                 grouped(s.pending_removals)
@@ -279,22 +322,22 @@ pub(crate) fn table(r: &Report) -> String {
         (
             "churn",
             format!(
-                "{}% of inserts {}: {} re-inserts of live keys, {} removes of their copies, \
-                 {} copies left; on {} of {} threads",
+                "{}% of inserts {}, on {} of {} threads\n{} re-inserts of live keys\n{} removes \
+                 of their copies, {} copies left",
                 r.opts.churn_percent(),
-                if r.opts.grow { "once a thread owns its share" } else { "all run" },
+                if r.opts.grow { "after the growth phase" } else { "all run" },
+                r.churn_threads,
+                r.opts.threads,
                 grouped(t.reinserts),
                 grouped(t.extra_removes),
                 grouped(r.extra_copies as u64),
-                r.churn_threads,
-                r.opts.threads
             ),
         ),
         ("growth end", growth_end(r)),
         (
             "memory bound",
             format!(
-                "at the end: levels {} (at most {}), memory {} (at most {}: 2 x {} presized + 1 MiB): {}",
+                "at the end: levels {} (at most {}), {}\n(at most {} = 2 x {} presized + 1 MiB): {}",
                 s.levels,
                 r.levels_max(),
                 mib(r.memory),
@@ -304,7 +347,7 @@ pub(crate) fn table(r: &Report) -> String {
             ),
         ),
         ("relocations", format!("{} (prefill included)", grouped(s.relocations))),
-        ("insert paths", format!("by hops 0..5: {}", paths.join(" / "))),
+        ("insert paths", paths.join("\n")),
         ("path retries", grouped(s.path_retries)),
         ("surplus removals", grouped(s.surplus_removals)),
         ("refused inserts", format!("{} (prefill {})", grouped(t.refused), r.prefill_refused)),
@@ -320,17 +363,12 @@ pub(crate) fn table(r: &Report) -> String {
         (
             "verification",
             format!(
-                "{} live keys (and {} extra copies): {} missed by contains, {} by contains_batch",
+                "{} live keys, {} extra copies\nmissed: {} by contains, {} by contains_batch\n\
+                 len {} = {} owned + {} extra copies\nremoving all: {} missed, {} left",
                 grouped(r.live_keys as u64),
                 grouped(r.extra_copies as u64),
                 r.verify_missed_scalar,
-                r.verify_missed_batch
-            ),
-        ),
-        (
-            "",
-            format!(
-                "len {} = {} owned + {} extra copies; removing all: {} missed, {} left",
+                r.verify_missed_batch,
                 grouped(r.len as u64),
                 grouped(r.live_keys as u64),
                 grouped(r.extra_copies as u64),
@@ -353,7 +391,7 @@ pub(crate) fn table(r: &Report) -> String {
             (
                 "snapshots",
                 format!(
-                    "{} live write_to, one pass each: median {:.2} ms, p99 {:.2} ms, max {:.2} ms; \
+                    "{} live write_to, one pass each\nmedian {:.2} ms, p99 {:.2} ms, max {:.2} ms\n\
                      {} buckets captured by writers",
                     snaps.millis.len(),
                     snaps.quantile(0.5),
@@ -364,8 +402,16 @@ pub(crate) fn table(r: &Report) -> String {
             ),
         );
     }
+    let pad = " ".repeat(VALUE_COLUMN);
     for (name, value) in rows {
-        let _ = writeln!(o, "  {name:<21} {value}");
+        let lines = value.split('\n').flat_map(|part| wrap(part, WIDTH - VALUE_COLUMN, ""));
+        for (k, line) in lines.enumerate() {
+            if k == 0 {
+                let _ = writeln!(o, "  {name:<w$} {line}", w = VALUE_COLUMN - 3);
+            } else {
+                let _ = writeln!(o, "{pad}{line}");
+            }
+        }
     }
     o
 }
@@ -390,7 +436,7 @@ fn growth_end(r: &Report) -> String {
         )
     };
     format!(
-        "{when}: {} copies held, levels {}, memory {}",
+        "{when}\n{} copies held, levels {}, {}",
         grouped(g.held as u64),
         g.levels,
         mib(g.memory)
@@ -595,5 +641,102 @@ impl From<&Report> for Json {
             pass: failures.is_empty(),
             failures,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::*;
+
+    fn report(args: &[&str], large: bool) -> Report {
+        let opts = Options::try_parse_from(std::iter::once("stress").chain(args.iter().copied()))
+            .expect("valid options");
+        let n = if large { 10u64.pow(15) } else { 0 };
+        let z = n as usize;
+        let mut stats = Stats::default();
+        stats.insert_paths = [n; 6];
+        stats.relocations = n;
+        stats.path_retries = n;
+        stats.conservative_lookups = n;
+        stats.surplus_removals = n;
+        stats.levels = if large { 999 } else { 1 };
+        stats.discarded_levels = n;
+        stats.retained_removals = n;
+        stats.pending_removals = n;
+        let tally = Tally {
+            contains: n,
+            owned_checks: n,
+            absent_checks: n,
+            absent_positives: n,
+            inserts: n,
+            refused: n,
+            removes: n,
+            removes_missed: n,
+            false_negatives: n,
+            reinserts: n,
+            extra_removes: n,
+        };
+        Report {
+            elapsed: opts.duration.as_secs_f64(),
+            tally,
+            stats,
+            load: 1.0,
+            len: z,
+            live_keys: z / 3,
+            extra_copies: z / 3,
+            churn_threads: if large { opts.threads / 2 } else { opts.threads },
+            growth_end: GrowthEnd {
+                threads: opts.threads - usize::from(large),
+                at_s: opts.duration.as_secs_f64() / 2.0,
+                held: z,
+                cut_short: opts.threads / 2,
+                levels: 998,
+                memory: z,
+            },
+            presized_memory: z,
+            buckets: z,
+            memory: z,
+            final_fp_queries: n,
+            final_fp_hits: n,
+            verify_missed_scalar: n,
+            verify_missed_batch: n,
+            verify_remove_missed: n,
+            left_after_remove: z,
+            prefill_refused: n,
+            snapshots: Snapshots { millis: vec![1e9; 3], captured: n },
+            opts,
+        }
+    }
+
+    #[test]
+    fn every_line_fits_the_width() {
+        let widest = [
+            "--threads=1024",
+            "--duration=86400",
+            "--capacity=68719476736",
+            "--seed=18446744073709551615",
+            "--mix=100/0/0",
+            "--fill=100",
+        ];
+        for args in [&[][..], &["--grow", "--snapshots"], &["--churn=100", "--snapshots"], &widest]
+        {
+            for large in [false, true] {
+                let r = report(args, large);
+                assert_eq!(r.failures().is_empty(), !large, "{args:?}");
+                let out = table(&r);
+                for line in out.lines() {
+                    assert!(line.chars().count() <= WIDTH, "{args:?}: {line:?}\n{out}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn wrap_breaks_at_spaces_within_the_width() {
+        assert_eq!(wrap("", 10, "  "), [""]);
+        assert_eq!(wrap("a bb  ccc dddd", 6, "  "), ["a bb", "  ccc", "  dddd"]);
+        assert_eq!(wrap("longerthanwidth x", 4, ""), ["longerthanwidth", "x"]);
     }
 }
