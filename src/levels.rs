@@ -953,10 +953,10 @@ impl<'a> Chain<'a> {
             }
             read = read.and(self.level_0.first_read(mixed));
         }
-        match read.answer() {
-            Some(answer) => answer,
-            None => self.lookup_retry(mixed),
+        if read.answers() {
+            return read.found();
         }
+        self.lookup_retry(mixed)
     }
 
     /// [`lookup`](Self::lookup) after a removal announced in some level left its miss unproven:

@@ -159,11 +159,11 @@ impl FirstRead {
         bucket::any_match(self.matches)
     }
 
-    /// The lookup's answer, if this read gives one: `true` on a match, `false` on a validated
-    /// miss; `None` when a removal announced meanwhile leaves the miss unproven.
+    /// Whether this read answers the lookup: on a match (`true`), or on a validated miss
+    /// (`false`); otherwise a removal announced meanwhile leaves the miss unproven.
     #[inline(always)]
-    pub(crate) fn answer(self) -> Option<bool> {
-        (self.found() | (self.changes == 0)).then_some(self.found())
+    pub(crate) fn answers(self) -> bool {
+        self.found() | (self.changes == 0)
     }
 }
 
@@ -316,10 +316,11 @@ impl Table {
     #[inline]
     pub(crate) unsafe fn contains_at(&self, slots: Slots) -> bool {
         // SAFETY: the caller's contract.
-        match unsafe { self.first_read_at(slots) }.answer() {
-            Some(answer) => answer,
-            None => self.contains_retry(slots.first, slots.second, slots.fingerprint),
+        let read = unsafe { self.first_read_at(slots) };
+        if read.answers() {
+            return read.found();
         }
+        self.contains_retry(slots.first, slots.second, slots.fingerprint)
     }
 
     /// The first attempt of a validated read of the item whose mixed hash is `mixed`.
