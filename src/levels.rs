@@ -1046,6 +1046,52 @@ mod tests {
         }
     }
 
+    /// Growth under a memory ceiling: each level four times the one before until one would pass
+    /// the ceiling, and from then each level sized to the room left, to within a few percent of
+    /// the largest that fits.
+    #[test]
+    fn levels_at_a_memory_ceiling_take_the_room_left_to_within_a_few_percent() {
+        let budgets: &[usize] =
+            if cfg!(miri) { &[20_000, 123_456] } else { &[20_000, 123_456, 1 << 20, 10 << 20] };
+        let memory =
+            |buckets| Level::memory(Table::memory_for(buckets), Block::memory_for_level(buckets));
+        for &bytes in budgets {
+            let levels = levels(100, Some(Ceiling { items: None, bytes: Some(bytes) }));
+            let mut sized = 0;
+            loop {
+                let (room, below) = (bytes - levels.memory_usage(), bucket_counts(&levels));
+                if !levels.grow_now() {
+                    break;
+                }
+                let buckets = levels.chain().newest_table().bucket_count();
+                let unbounded = GROWTH_FACTOR * below.last().unwrap();
+                if buckets == unbounded {
+                    assert_eq!(sized, 0, "{bytes}: {:?}", bucket_counts(&levels));
+                    continue;
+                }
+                sized += 1;
+                let larger = buckets + buckets / 32 + 1;
+                assert!(
+                    larger > unbounded || memory(larger) > room,
+                    "{bytes}: a level of {larger} buckets fits in {room} bytes, not only {buckets}"
+                );
+            }
+            assert!(sized > 0, "{bytes}: {:?}", bucket_counts(&levels));
+        }
+    }
+
+    /// The level limit: a filter of [`MAX_LEVELS`] levels adds none, whatever its ceiling.
+    #[test]
+    fn a_filter_of_max_levels_levels_adds_none() {
+        let table = || Table::try_new(1, 8, false).unwrap();
+        let newer = (1..MAX_LEVELS).map(|_| table()).collect();
+        let levels = Levels::with_newer(table(), newer, Some(Ceiling::default()), 0);
+        assert_eq!(levels.stats().levels, MAX_LEVELS);
+        let memory = levels.memory_usage();
+        assert!(!levels.grow_now());
+        assert_eq!((levels.stats().levels, levels.memory_usage()), (MAX_LEVELS, memory));
+    }
+
     #[test]
     fn a_growth_takes_the_memory_it_was_sized_with() {
         let levels = levels(100, Some(Ceiling::default()));

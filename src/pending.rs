@@ -251,3 +251,33 @@ impl core::fmt::Debug for Overflow {
         f.debug_struct("Overflow").field("blocks", &blocks).finish()
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// `n` keys whose windows in `block` start at the same entry.
+    fn keys_with_one_home(block: &Block, n: usize) -> Vec<u64> {
+        let home = |key: u64| block.window(key).next().map(ptr::from_ref);
+        let first = home(1 << 16 | 1);
+        (1u64..).map(|k| k << 16 | 1).filter(|&key| home(key) == first).take(n).collect()
+    }
+
+    /// A level's block records a pending removal within eight entries of its key's home, so
+    /// keys that share a home fill a large block's window of eight, and every entry of a block of
+    /// eight, before a remove needs an overflow block.
+    #[test]
+    fn a_block_takes_removals_within_a_window_of_eight_entries() {
+        const WINDOW: usize = 8;
+        for (buckets, entries) in [(1_116, 8), (1 << 14, 128)] {
+            let block = Block::for_level(buckets);
+            assert_eq!(block.len(), entries);
+            let keys = keys_with_one_home(&block, WINDOW + 1);
+            let (within, beyond) = keys.split_at(WINDOW);
+            assert!(within.iter().all(|&key| block.register(key)), "{buckets} buckets");
+            assert!(!block.register(beyond[0]), "{buckets} buckets: a window past {WINDOW}");
+            assert!(within.iter().all(|&key| block.claim(key)), "{buckets} buckets");
+            assert!(block.register(beyond[0]));
+        }
+    }
+}

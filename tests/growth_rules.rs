@@ -1,0 +1,417 @@
+//! The rules of growth that decide memory and counts rather than answers, one test each, pinned
+//! by what they change: which level an insert's copy joins (per-level fingerprint counts), when
+//! a level closes and the filter grows (`stats().levels`), when a pending removal completes
+//! (`pending_removals`, `retained_removals`, `len`), what a level's block of pending removals
+//! holds before an overflow block is added (`memory_usage`), and which refusals are crowded.
+//!
+//! Levels and items are crafted with the `test-hooks` helpers under a fixed seed, so that every
+//! test is one deterministic, single-threaded run: a changed rule fails it every time.
+
+use std::hash::BuildHasher;
+
+use lockfree_cuckoo::{CuckooFilter, DefaultHashBuilder, DefaultHasher, InsertError};
+use rand::{rngs::StdRng, Rng, SeedableRng};
+
+/// The default hasher's seed of every filter here.
+const SEED: u64 = 0x5EED;
+
+/// Items of a filter [`growable`] builds: 279 buckets in level 0, so 1,116 in level 1 and 4,464
+/// in level 2.
+const CAPACITY: usize = 1_024;
+
+/// Buckets of level 0 and of level 1 of a filter [`growable`] builds.
+const LEVEL_0_BUCKETS: usize = 279;
+const LEVEL_1_BUCKETS: usize = 4 * LEVEL_0_BUCKETS;
+
+/// Pending removals a level of [`LEVEL_1_BUCKETS`] buckets records in its own block: one entry per
+/// 128 buckets, to a power of two.
+const LEVEL_1_ENTRIES: usize = 8;
+
+/// A growable filter for [`CAPACITY`] items under [`SEED`], with `max_memory` if given.
+fn growable(max_memory: Option<usize>) -> CuckooFilter {
+    let builder = CuckooFilter::builder().capacity(CAPACITY).seed(SEED);
+    let filter = match max_memory {
+        Some(bytes) => builder.max_memory(bytes),
+        None => builder.growable(),
+    }
+    .build();
+    assert_eq!(filter.bucket_count(), LEVEL_0_BUCKETS);
+    filter
+}
+
+/// [`growable`], grown to `levels` levels with no item in them.
+fn grown(levels: usize) -> CuckooFilter {
+    let filter = growable(None);
+    while filter.stats().levels < levels {
+        assert!(filter.grow_now());
+    }
+    filter
+}
+
+/// A [`growable`] filter whose level 0 holds an item in every lane: four crafted items with
+/// each bucket as their first, all of distinct fingerprints (`1..=1116`), each in its first
+/// bucket. Returns it and the items' hashes. Every insert of a copy of one of them finds level 0
+/// without room.
+fn full_level_0(max_memory: Option<usize>) -> (CuckooFilter, Vec<u64>) {
+    let filter = growable(max_memory);
+    let hashes: Vec<u64> =
+        (0..4 * LEVEL_0_BUCKETS).map(|i| filter.hash_for_slot(i / 4, fingerprint(i))).collect();
+    for &hash in &hashes {
+        filter.insert_hash(hash).unwrap();
+    }
+    let stats = filter.stats();
+    assert_eq!((filter.len(), stats.levels, stats.relocations), (hashes.len(), 1, 0));
+    (filter, hashes)
+}
+
+/// The `i`th crafted fingerprint, from 1.
+fn fingerprint(i: usize) -> u16 {
+    u16::try_from(i + 1).unwrap()
+}
+
+/// Copies of the item of `hash` in its two buckets of level `level` (0 the oldest).
+fn copies_in_level(filter: &CuckooFilter, level: usize, hash: u64) -> usize {
+    let (first, second, fingerprint) = filter.slots_for_hash_in_level(level, hash);
+    let in_second = if second == first {
+        0
+    } else {
+        filter.fingerprint_count_in_level(level, second, fingerprint)
+    };
+    filter.fingerprint_count_in_level(level, first, fingerprint) + in_second
+}
+
+/// Hashes of two items that collide in level `level` of `filter` only: the same fingerprint and
+/// bucket pair there, and in every other level of `filter` two pairs that share no bucket. Any
+/// filter grown alike (the same seed and levels) places them alike.
+fn colliding_in_level(filter: &CuckooFilter, level: usize) -> (u64, u64) {
+    let levels = filter.stats().levels;
+    (0u64..)
+        .map(|key| filter.hasher().hash_one(key))
+        .find_map(|x| {
+            let (first, second, fingerprint) = filter.slots_for_hash_in_level(level, x);
+            let z = filter.hash_for_slot_in_level(level, second, fingerprint);
+            if first == second
+                || filter.slots_for_hash_in_level(level, z) != (second, first, fingerprint)
+            {
+                return None;
+            }
+            let apart = (0..levels).filter(|&other| other != level).all(|other| {
+                let (a, b, _) = filter.slots_for_hash_in_level(other, x);
+                let (c, d, _) = filter.slots_for_hash_in_level(other, z);
+                ![c, d].iter().any(|&bucket| bucket == a || bucket == b)
+            });
+            apart.then_some((x, z))
+        })
+        .unwrap()
+}
+
+/// A filter of two levels where X's copy in level 0 and Z's in level 1 (which collides with X
+/// there only) made X's remove ambiguous: X is removed, and its copy stays behind as a pending
+/// removal in level 1's block. Returns the filter, X and Z.
+fn pending_removal_of_a_collision() -> (CuckooFilter, u64, u64) {
+    let (x, z) = colliding_in_level(&grown(2), 1);
+    let filter = growable(None);
+    filter.insert_hash(x).unwrap();
+    assert!(filter.grow_now());
+    filter.insert_hash(z).unwrap();
+    assert_eq!((copies_in_level(&filter, 0, x), copies_in_level(&filter, 1, z)), (1, 1));
+    assert_eq!(filter.count_hash(x), 2, "Z's copy matches X in level 1");
+    assert!(filter.remove_hash(x));
+    let stats = filter.stats();
+    assert_eq!((stats.pending_removals, stats.retained_removals), (1, 1), "{stats:?}");
+    assert_eq!(filter.len(), 1);
+    (filter, x, z)
+}
+
+/// Inserts the item of `hash` (in a full level 0) again, which puts the copy in level 1, and
+/// removes it, which finds copies in two levels.
+fn split_and_remove(filter: &CuckooFilter, hash: u64) {
+    filter.insert_hash(hash).unwrap();
+    assert_eq!((copies_in_level(filter, 0, hash), copies_in_level(filter, 1, hash)), (1, 1));
+    assert!(filter.remove_hash(hash));
+}
+
+/// An insert joins the newest level that holds a copy of its item's fingerprint, neither an
+/// older one holding copies nor the newest level: an item with copies in levels 0 and 1 (its
+/// level 0 was full) gets its third copy in level 1, and level 2 stays empty of it.
+#[test]
+fn an_insert_joins_the_newest_level_holding_its_copies() {
+    let (filter, hashes) = full_level_0(None);
+    let hash = hashes[0];
+    assert!(filter.grow_now());
+    filter.insert_hash(hash).unwrap();
+    assert!(filter.grow_now());
+    filter.insert_hash(hash).unwrap();
+    let per_level: Vec<usize> = (0..3).map(|level| copies_in_level(&filter, level, hash)).collect();
+    assert_eq!(per_level, [1, 2, 0]);
+    assert_eq!(filter.stats().levels, 3);
+}
+
+/// A copy that the level holding its item's copies refuses goes to the newest level as a new
+/// item would, growing the filter when that one is full too, rather than being refused: level 0
+/// and level 1 full to the last lane, an item of level 0 inserted again makes level 2.
+#[test]
+fn a_copy_its_level_refuses_goes_to_the_newest_level_and_grows_a_full_one() {
+    let (filter, hashes) = full_level_0(None);
+    assert!(filter.grow_now());
+    for i in 0..4 * LEVEL_1_BUCKETS {
+        let hash = filter.hash_for_slot_in_level(1, i / 4, fingerprint(hashes.len() + i));
+        filter.insert_hash(hash).unwrap();
+    }
+    assert_eq!((filter.len(), filter.stats().levels), (5 * hashes.len(), 2));
+    let memory = filter.memory_usage();
+    assert_eq!(filter.insert_hash(hashes[0]), Ok(()));
+    assert_eq!(filter.stats().levels, 3);
+    assert!(filter.memory_usage() > memory);
+    assert_eq!(copies_in_level(&filter, 2, hashes[0]), 1);
+}
+
+/// Seeds (of the hasher and of the items) under which a filter for 1,000 items meets the edges of
+/// the closing rule (checked by the test below): under the first, inserts with paths of one and
+/// two relocations past the promise, then one of exactly three; under the second, a long path one
+/// item short of the promise, then one that reaches it.
+const CLOSING_SEEDS: [u64; 2] = [17, 406];
+
+/// Fills a growable filter for 1,000 items under `seed` with random items until it grows; returns
+/// it, the items, and each insert's level 0 item count after it and relocations (up to the
+/// stats' last bin, 5 or more).
+fn fill_until_growth(seed: u64) -> (CuckooFilter, Vec<u64>, Vec<(usize, usize)>) {
+    let filter = CuckooFilter::builder().capacity(1_000).seed(seed).growable().build();
+    let mut rng = StdRng::seed_from_u64(seed);
+    let (mut items, mut inserts) = (Vec::new(), Vec::new());
+    loop {
+        let before = filter.stats().insert_paths;
+        let item: u64 = rng.random();
+        filter.insert(&item).unwrap();
+        items.push(item);
+        if filter.stats().levels > 1 {
+            return (filter, items, inserts);
+        }
+        let after = filter.stats().insert_paths;
+        let relocations = (0..after.len()).find(|&k| after[k] > before[k]).unwrap();
+        inserts.push((filter.len(), relocations));
+    }
+}
+
+/// A level closes at the first insert that, at or past the level's promise, needed a path of
+/// three relocations or more; the next new item grows the filter. The level keeps its last lanes
+/// for copies of its items, which still join it.
+#[test]
+fn a_level_closes_at_the_first_long_path_past_its_promise() {
+    let promise = CuckooFilter::builder().capacity(1_000).build().capacity();
+    // Whether the seeds met each edge of the rule: a short path past the promise that did not
+    // close the level, a closing path of exactly three relocations, a long path one item short of
+    // the promise that did not close it, and a closing path that reached the promise exactly.
+    let mut edges = [false; 4];
+    for seed in CLOSING_SEEDS {
+        let (filter, items, inserts) = fill_until_growth(seed);
+        let closing =
+            inserts.iter().position(|&(len, relocations)| len >= promise && relocations >= 3);
+        let last = &inserts[inserts.len().saturating_sub(30)..];
+        assert_eq!(closing, Some(inserts.len() - 1), "seed {seed}: {last:?}");
+        let (closed_at, relocations) = inserts[inserts.len() - 1];
+        let before = &inserts[..inserts.len() - 1];
+        edges[0] |= before.iter().any(|&(len, r)| len >= promise && (1..3).contains(&r));
+        edges[1] |= relocations == 3;
+        edges[2] |= before.iter().any(|&(len, r)| len == promise - 1 && r >= 3);
+        edges[3] |= closed_at == promise;
+        assert!(closed_at < 4 * filter.bucket_count() - 10, "seed {seed}: closed full");
+        // Copies of its items join it in the lanes it kept.
+        for item in &items[..10] {
+            filter.insert(item).unwrap();
+            let hash = filter.hasher().hash_one(item);
+            assert_eq!(copies_in_level(&filter, 0, hash), 2);
+            assert_eq!(copies_in_level(&filter, 1, hash), 0);
+        }
+    }
+    assert_eq!(edges, [true; 4], "the seeds no longer meet the rule's edges");
+}
+
+/// An item whose own copies fill both its buckets is refused without a new level, which would
+/// only take more of them: in a tiny level (which counts as full whenever it refuses), the ninth
+/// copy is refused, not crowded, and the filter keeps its one level.
+#[test]
+fn an_item_filling_its_buckets_with_its_copies_grows_nothing() {
+    let filter = CuckooFilter::builder().capacity(8).seed(SEED).growable().build();
+    let hash = (0u64..)
+        .map(|key| filter.hasher().hash_one(key))
+        .find(|&hash| {
+            let (first, second, _) = filter.slots_for_hash(hash);
+            first != second
+        })
+        .unwrap();
+    let memory = filter.memory_usage();
+    let accepted = (0..20).take_while(|_| filter.insert_hash(hash).is_ok()).count();
+    assert_eq!(accepted, 8);
+    let stats = filter.stats();
+    assert_eq!((stats.levels, filter.memory_usage()), (1, memory));
+    assert_eq!((stats.refused_inserts, stats.crowded_refusals), (1, 0));
+}
+
+/// A refusal is crowded when the newest level, the one the insert was refused by, is not full,
+/// whatever the older levels hold: level 0 full to the last lane, a triangle crowded in a fresh
+/// level 1 refuses its 13th item as crowded, adding no level.
+#[test]
+fn a_refusal_by_a_newest_level_that_is_not_full_is_crowded() {
+    let (filter, _) = full_level_0(None);
+    assert!(filter.grow_now());
+    let memory = filter.memory_usage();
+    let items = filter.crowding_items(1, 0);
+    for item in &items[..12] {
+        filter.insert(item).unwrap();
+    }
+    assert_eq!(filter.insert(&items[12]), Err(InsertError::Full));
+    let stats = filter.stats();
+    assert_eq!((stats.refused_inserts, stats.crowded_refusals), (1, 1), "{stats:?}");
+    assert_eq!((stats.levels, filter.memory_usage()), (2, memory));
+}
+
+/// A pending removal completes at the sweep before a growth once one level alone matches its
+/// item: X's surplus copy in level 0 is removed, and nothing stays pending or retained.
+#[test]
+fn a_growth_first_completes_pending_removals_that_one_level_alone_matches() {
+    let (filter, x, z) = pending_removal_of_a_collision();
+    assert!(filter.remove_hash(z));
+    assert_eq!(filter.count_hash(x), 1, "X's surplus copy in level 0");
+    assert_eq!(filter.stats().pending_removals, 1);
+    assert!(filter.grow_now());
+    let stats = filter.stats();
+    assert_eq!((stats.pending_removals, stats.retained_removals), (0, 0), "{stats:?}");
+    assert_eq!(copies_in_level(&filter, 0, x), 0);
+    assert_eq!(filter.len(), 0);
+}
+
+/// An insert's last resort (a crowded refusal by the newest level) first sweeps the pending
+/// removals of every block, the older levels' included: X's removal, recorded in level 1's block
+/// and still ambiguous at the growth to level 2, completes there once Z is removed.
+#[test]
+fn an_inserts_last_resort_first_completes_pending_removals_in_every_block() {
+    let (filter, x, z) = pending_removal_of_a_collision();
+    assert!(filter.grow_now());
+    assert_eq!(filter.stats().pending_removals, 1, "Z still matches X in level 1");
+    assert!(filter.remove_hash(z));
+    let items = filter.crowding_items(2, 0);
+    for item in &items {
+        filter.insert(item).unwrap();
+    }
+    let stats = filter.stats();
+    assert_eq!((stats.pending_removals, stats.retained_removals), (0, 0), "{stats:?}");
+    assert_eq!(filter.count_hash(x), 0);
+    assert_eq!((filter.len(), stats.levels, stats.crowded_refusals), (13, 3, 0));
+}
+
+/// Without a memory ceiling, pending removals fill the newest level's block (one entry per 128
+/// buckets) and then an overflow block twice its size: the ninth ambiguous remove of a level of
+/// 1,116 buckets adds 16 entries, and every remove stays pending.
+#[test]
+fn pending_removals_fill_the_levels_block_then_an_overflow_block_twice_its_size() {
+    let (filter, hashes) = full_level_0(None);
+    assert!(filter.grow_now());
+    let memory = filter.memory_usage();
+    for (n, &hash) in hashes[..LEVEL_1_ENTRIES].iter().enumerate() {
+        split_and_remove(&filter, hash);
+        assert_eq!(filter.stats().pending_removals, n as u64 + 1);
+        assert_eq!(filter.memory_usage(), memory, "an overflow block after {} removes", n + 1);
+    }
+    split_and_remove(&filter, hashes[LEVEL_1_ENTRIES]);
+    let added = filter.memory_usage() - memory;
+    let entries = 2 * LEVEL_1_ENTRIES * size_of::<u64>();
+    assert!((entries..entries + 64).contains(&added), "{added} bytes: a block and its link");
+    let stats = filter.stats();
+    let removes = LEVEL_1_ENTRIES as u64 + 1;
+    assert_eq!((stats.pending_removals, stats.retained_removals), (removes, removes));
+    assert_eq!(filter.len(), hashes.len());
+}
+
+/// Under a memory ceiling no overflow block is added: once the level's block is full, an
+/// ambiguous remove retains its copy for good, counted out of `len` all the same.
+#[test]
+fn under_a_memory_ceiling_a_remove_with_no_entry_is_retained_for_good() {
+    let (filter, hashes) = full_level_0(Some(1 << 20));
+    assert!(filter.grow_now());
+    let memory = filter.memory_usage();
+    for &hash in &hashes[..=LEVEL_1_ENTRIES] {
+        split_and_remove(&filter, hash);
+    }
+    assert_eq!(filter.memory_usage(), memory);
+    let stats = filter.stats();
+    let removes = LEVEL_1_ENTRIES as u64 + 1;
+    assert_eq!((stats.pending_removals, stats.retained_removals), (removes - 1, removes));
+    assert_eq!(filter.len(), hashes.len());
+}
+
+/// A pending removal travels in a merge as a removal retained for good, so that the merged
+/// filter does not count the removed item.
+#[test]
+fn a_merge_counts_the_other_filters_pending_removals_as_retained() {
+    let (other, _, _) = pending_removal_of_a_collision();
+    let into = grown(2);
+    into.merge(&other).unwrap();
+    assert_eq!(into.len(), other.len());
+    let stats = into.stats();
+    assert_eq!((stats.pending_removals, stats.retained_removals), (0, 1), "{stats:?}");
+}
+
+/// A hasher that takes 4 KiB inside its filter.
+struct Padded {
+    hasher: DefaultHashBuilder,
+    _padding: [u8; 4096],
+}
+
+impl BuildHasher for Padded {
+    type Hasher = DefaultHasher;
+
+    fn build_hasher(&self) -> DefaultHasher {
+        self.hasher.build_hasher()
+    }
+}
+
+/// A filter's `memory_usage`, which its memory ceiling bounds, counts its hasher: a hasher 4 KiB
+/// larger takes 4 KiB more, and leaves its levels that much less room.
+#[test]
+fn the_memory_ceiling_counts_the_hasher() {
+    const BYTES: usize = 256 << 10;
+    let builder = || CuckooFilter::builder().capacity(CAPACITY).max_memory(BYTES);
+    let plain = builder().seed(SEED).build();
+    let padded = Padded { hasher: DefaultHashBuilder::with_seed(SEED), _padding: [0; 4096] };
+    let padded = builder().hasher(padded).build();
+    let hasher = size_of::<CuckooFilter<Padded>>() - size_of::<CuckooFilter>();
+    assert!(hasher >= 4096);
+    assert_eq!(padded.memory_usage() - plain.memory_usage(), hasher);
+    while plain.grow_now() {}
+    while padded.grow_now() {}
+    assert!(plain.memory_usage() <= BYTES && padded.memory_usage() <= BYTES);
+    let (levels, buckets) = (plain.stats().levels, plain.bucket_count());
+    assert_eq!(padded.stats().levels, levels);
+    assert!(padded.bucket_count() < buckets, "{} buckets of {buckets}", padded.bucket_count());
+}
+
+/// `clear` forgets every rule's state: pending removals, removals retained for good, overflow
+/// blocks and a closed level 0, which takes new items up to its promise again.
+#[test]
+fn clear_forgets_pending_and_retained_removals_and_reopens_level_0() {
+    let fresh = growable(None).memory_usage();
+    let (mut pending, hashes) = full_level_0(None);
+    assert!(pending.grow_now());
+    for &hash in &hashes[..=LEVEL_1_ENTRIES] {
+        split_and_remove(&pending, hash);
+    }
+    // A loaded copy keeps the pending removals as retained for good.
+    let mut retained = CuckooFilter::from_bytes(&pending.to_bytes()).unwrap();
+    assert_eq!(retained.stats().retained_removals, LEVEL_1_ENTRIES as u64 + 1);
+    for filter in [&mut pending, &mut retained] {
+        assert!(filter.memory_usage() > fresh);
+        filter.clear();
+        assert_eq!(filter.stats(), Default::default());
+        assert_eq!((filter.len(), filter.memory_usage()), (0, fresh));
+    }
+
+    // Level 0 closed at its promise (as in the test above) takes new items to its promise again.
+    let (mut filter, _, _) = fill_until_growth(CLOSING_SEEDS[0]);
+    filter.clear();
+    let mut rng = StdRng::seed_from_u64(!CLOSING_SEEDS[0]);
+    while filter.len() < filter.capacity() {
+        filter.insert(&rng.random::<u64>()).unwrap();
+    }
+    assert_eq!(filter.stats().levels, 1, "level 0 stayed closed");
+}
