@@ -281,6 +281,13 @@ impl core::ops::Deref for InsertPaths {
     }
 }
 
+/// Mutable like the other fields of [`Stats`], a copy of the filter's counts.
+impl core::ops::DerefMut for InsertPaths {
+    fn deref_mut(&mut self) -> &mut [u64] {
+        &mut self.0
+    }
+}
+
 /// The stats of a filter that has done nothing: every count 0, one level.
 impl Default for Stats {
     fn default() -> Self {

@@ -656,7 +656,7 @@ mod tests {
         let n = if large { 10u64.pow(15) } else { 0 };
         let z = n as usize;
         let mut stats = Stats::default();
-        stats.insert_paths = [n; 6];
+        stats.insert_paths.fill(n);
         stats.relocations = n;
         stats.path_retries = n;
         stats.conservative_lookups = n;
