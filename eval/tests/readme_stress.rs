@@ -97,6 +97,13 @@ fn readme_lists_every_flag_of_help() {
     );
 }
 
+#[test]
+fn help_fits_80_columns() {
+    let help = stress(&["--help"]);
+    let wide: Vec<&str> = help.lines().filter(|line| line.chars().count() > WIDTH).collect();
+    assert!(wide.is_empty(), "`stress --help` lines over {WIDTH} columns: {wide:#?}");
+}
+
 /// `text` with every number (a digit, then digits, commas and points) as `#`, its words
 /// separated by single spaces: what stays the same from run to run and across line breaks.
 fn skeleton(text: &str) -> Vec<String> {

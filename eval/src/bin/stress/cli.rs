@@ -5,14 +5,18 @@ use std::time::Duration;
 use clap::Parser;
 use lockfree_cuckoo_eval::number;
 
-/// lockfree-cuckoo stress run: N threads share one Arc<CuckooFilter> at high load, mixing
-/// lookups, inserts and removes; each thread tracks the keys it owns, so a false negative cannot
-/// go unseen.
+/// lockfree-cuckoo stress run: N threads share one Arc<CuckooFilter> at high
+/// load, mixing lookups, inserts and removes; each thread tracks the keys it
+/// owns, so a false negative cannot go unseen.
 #[derive(Clone, Debug, Parser)]
 #[command(
     name = "stress",
-    after_help = "Exit status: 0 if every check passed, 1 if any false negative (or other failed \
-                  check) was seen, 2 for a bad command line."
+    // Every line of the help within 80 columns (clap wraps only with a feature that adds a
+    // dependency): descriptions under their flags, the long ones broken by hand.
+    next_line_help = true,
+    verbatim_doc_comment,
+    after_help = "Exit status: 0 if every check passed, 1 if any false negative (or other\n\
+                  failed check) was seen, 2 for a bad command line."
 )]
 pub(crate) struct Options {
     /// Worker threads (more than the cores is fine)
@@ -36,19 +40,21 @@ pub(crate) struct Options {
     /// One more thread takes live snapshots (write_to) back to back, timed
     #[arg(long)]
     pub(crate) snapshots: bool,
-    /// Start with a growable filter a thousandth of --capacity, nothing prefilled: the threads'
-    /// inserts grow it while they run the mix, until each owns its share (capacity / threads) or
-    /// half the run has passed; then they churn, removing as much as they insert. The churn must
-    /// leave the filter at most one level more than it had then and within twice the memory of a
-    /// filter presized for the capacity, plus 1 MiB
-    #[arg(long)]
+    /// Start with a growable filter a thousandth of --capacity, nothing
+    /// prefilled: the threads' inserts grow it while they run the mix, until
+    /// each owns its share (capacity / threads) or half the run has passed;
+    /// then they churn, removing as much as they insert. The churn must leave
+    /// the filter at most one level more than it had then and within twice
+    /// the memory of a filter presized for the capacity, plus 1 MiB
+    #[arg(long, verbatim_doc_comment)]
     pub(crate) grow: bool,
-    /// Percent of a thread's inserts in its churn regime (with --grow: once it owns its share;
-    /// else the whole run) that insert one more copy of one of its live keys, drawn at random,
-    /// instead of a new key. Its removes take these extra copies first, oldest first, then its
-    /// oldest key; a key with an extra copy stays owned, and its lookups must stay true
-    /// [default: 50 with --grow, else 0]
-    #[arg(long, value_name = "PERCENT", value_parser = percent)]
+    /// Percent of a thread's inserts in its churn regime (with --grow: once
+    /// it owns its share; else the whole run) that insert one more copy of
+    /// one of its live keys, drawn at random, instead of a new key. Its
+    /// removes take these extra copies first, oldest first, then its oldest
+    /// key; a key with an extra copy stays owned, and its lookups must stay
+    /// true [default: 50 with --grow, else 0]
+    #[arg(long, value_name = "PERCENT", value_parser = percent, verbatim_doc_comment)]
     pub(crate) churn: Option<u32>,
     /// Print the summary as one JSON object instead of a table
     #[arg(long)]
