@@ -50,17 +50,18 @@ const fn lowest_flagged_lane(flags: u64) -> Option<usize> {
 /// Whether any lane of `word` holds `fingerprint`.
 #[inline]
 pub(crate) const fn contains(word: u64, fingerprint: Fingerprint) -> bool {
-    any_match(matches(word, fingerprint))
+    any_match(match_flags(word, fingerprint))
 }
 
 /// Flags of the lanes of `word` that hold `fingerprint`, to be tested by [`any_match`]. The
 /// flags of several words, or'ed, tell whether any of them holds it, with one test at the end.
 #[inline]
-pub(crate) const fn matches(word: u64, fingerprint: Fingerprint) -> u64 {
+pub(crate) const fn match_flags(word: u64, fingerprint: Fingerprint) -> u64 {
     unmasked_zero_lane_flags(word ^ broadcast(fingerprint))
 }
 
-/// Whether flags from [`matches`] (or'ed, for several words) name a lane holding the fingerprint.
+/// Whether flags from [`match_flags`] (or'ed, for several words) name a lane holding the
+/// fingerprint.
 #[inline]
 pub(crate) const fn any_match(flags: u64) -> bool {
     flags & HIGH_BITS != 0

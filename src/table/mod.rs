@@ -140,7 +140,7 @@ pub(crate) const DEFAULT_LOOKUP_RETRIES: u32 = 8;
 /// level's read at once.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct FirstRead {
-    /// Flags of the lanes that matched ([`bucket::matches`]).
+    /// Flags of the lanes that matched ([`bucket::match_flags`]).
     matches: u64,
     /// Non-zero when the stripe changed ([`Stripe::changes_since`]).
     changes: u64,
@@ -353,8 +353,8 @@ impl Table {
         let first = unsafe { buckets.get_unchecked(slots.first) }.load(Ordering::Acquire);
         let second = unsafe { buckets.get_unchecked(slots.second) }.load(Ordering::Acquire);
         FirstRead {
-            matches: bucket::matches(first, slots.fingerprint)
-                | bucket::matches(second, slots.fingerprint),
+            matches: bucket::match_flags(first, slots.fingerprint)
+                | bucket::match_flags(second, slots.fingerprint),
             // Validated on a match too, where it is not needed, to keep the path free of
             // data-dependent branches.
             changes: stripe.changes_since(stamp),
