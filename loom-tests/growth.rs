@@ -306,3 +306,34 @@ fn g11_pending_removal_in_an_overflow_block() {
         seen.record(if inserted(&filter) == before { "claimed" } else { "stored" });
     });
 }
+
+/// Model g12: in a grown filter, an insert of M joins level 0, which holds M's copy, and its only
+/// room there is behind a one-hop path (moving A from a to b); a remove of A races it, reading b
+/// first. The remove reads both levels in one pass and must validate level 0's read: whether it
+/// runs before, during or after the move, it finds A and takes it from level 0.
+#[test]
+fn g12_remove_vs_relocation_in_an_older_level() {
+    const A: usize = 0;
+    const X: usize = 1;
+    const B: usize = 2;
+    explore("g12_remove_vs_relocation_in_an_older_level", &["moved 1", "moved 0"], |seen| {
+        let filter =
+            Arc::new(CuckooFilter::builder().bucket_count(3).lookup_retries(1).growable().build());
+        let mut items = Items::default();
+        let a = items.pick(&filter, A, B);
+        let m = items.pick(&filter, A, X);
+        assert!(a.insert(&filter) && m.insert(&filter));
+        items.fill(&filter, A, 2);
+        items.fill(&filter, X, 4);
+        items.fill(&filter, B, 3);
+        assert!(filter.grow_now());
+        let inserter = spawn(&filter, move |f| m.insert(f));
+        let remover = spawn(&filter, move |f| a.flipped(f).remove(f));
+        assert!(remover.join().unwrap(), "the remove missed A");
+        assert!(inserter.join().unwrap());
+        assert_eq!(a.counted(&filter), 0);
+        assert_eq!(m.count(&filter), 2, "a copy of M left level 0");
+        assert_eq!(filter.len(), 11);
+        seen.record(format!("moved {}", filter.stats().relocations));
+    });
+}

@@ -210,11 +210,17 @@ lookup_validates_newest_only() {
 # A remove that takes a copy from the newest level holding one, even when another level holds
 # one too.
 remove_takes_first_match() {
-    mutate_levels take_from_one_level 1 "if holders.next().is_some() {" "if false {"
+    mutate_levels take_from_one_level 1 "_ => return Taken::Ambiguous," \
+        "_ => chain.get(holders.trailing_zeros() as usize).expect(\"a level\"),"
+}
+# A grown filter's remove that takes its one pass over the levels as their validated reads
+# without validating it.
+remove_holders_unvalidated() {
+    mutate_levels holders 1 "all.validated().then_some(holders)" "Some(holders)"
 }
 # An insert that stores into the newest level whatever level holds the item's copies.
 insert_ignores_home() {
-    mutate_levels home_of 1 "u32::from(t.may_hold(t.slots(mixed)))" "u32::from(false && t.may_hold(t.slots(mixed)))"
+    mutate_levels holder 1 "self.get(holders.trailing_zeros() as usize)" "self.get(usize::MAX)"
 }
 # A pending removal recorded without Release, or claimed without Acquire.
 register_relaxed() {
@@ -265,6 +271,7 @@ mutants=(
     "lookup_newest_only|growth: lookups read the newest level only"
     "lookup_validates_newest_only|growth: lookups validate the newest level's read only"
     "remove_takes_first_match|growth: remove takes a copy when two levels hold one"
+    "remove_holders_unvalidated|growth: remove's one pass over the levels unvalidated"
     "insert_ignores_home|growth: inserts ignore the level holding the item's copies"
     "register_relaxed|pending removal recorded Relaxed"
     "claim_relaxed|pending removal claimed Relaxed"

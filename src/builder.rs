@@ -182,7 +182,8 @@ impl<S: BuildHasher> Builder<S> {
 
     /// Makes the filter growable ([`growable`](Self::growable)) up to `bytes` of
     /// [`memory_usage`](CuckooFilter::memory_usage): a new level is made smaller to fit, and
-    /// none is added when no useful one fits. Then inserts return
+    /// none is added when what fits is under a quarter of the newest level (it would cost every
+    /// lookup of an absent item a level's reads for little room). Then inserts return
     /// [`InsertError::Full`](crate::InsertError::Full) when full, losing nothing.
     ///
     /// # Examples

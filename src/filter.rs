@@ -453,6 +453,25 @@ impl<S: BuildHasher> CuckooFilter<S> {
         self.levels.level(level).fingerprint_count(bucket, test_fingerprint(fingerprint))
     }
 
+    /// **Unstable, for tests** (feature `test-hooks`): [`insert_hash`](Self::insert_hash) in a
+    /// growable filter as a thread makes it whose first look at the levels was taken when the
+    /// filter had `levels` levels (1: level 0 alone), and which another thread's growths have
+    /// overtaken since.
+    ///
+    /// # Errors
+    ///
+    /// As [`insert_hash`](Self::insert_hash).
+    ///
+    /// # Panics
+    ///
+    /// If the filter is fixed, or `levels` is 0 or more than it has.
+    #[cfg(feature = "test-hooks")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
+    pub fn insert_hash_as_of(&self, levels: usize, hash: u64) -> Result<(), InsertError> {
+        assert!(levels > 0, "a filter has at least one level");
+        self.levels.insert_as_of(levels, hash::mix(hash))
+    }
+
     /// **Unstable, for tests** (feature `test-hooks`): adds a level to a growable filter now, as
     /// an insert that finds the newest level full does. Returns whether a level newer than the
     /// one this call saw exists afterwards (false for a fixed filter or at the ceiling).

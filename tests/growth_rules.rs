@@ -266,6 +266,27 @@ fn a_refusal_by_a_newest_level_that_is_not_full_is_crowded() {
     assert_eq!((stats.levels, filter.memory_usage()), (2, memory));
 }
 
+/// A crowded refusal stands only when no level was added meanwhile: an insert that level 0
+/// crowds out goes on in the level another thread added after this insert first looked at the
+/// levels, instead of being refused. The control: the same item, inserted before the growth, is
+/// refused as crowded.
+#[test]
+fn a_crowded_insert_goes_on_in_a_level_added_since_it_looked() {
+    let filter = growable(None);
+    let items = filter.crowding_items(0, 0);
+    for item in &items[..12] {
+        filter.insert(item).unwrap();
+    }
+    let last = filter.hasher().hash_one(items[12]);
+    assert_eq!(filter.insert_hash(last), Err(InsertError::Full));
+    assert!(filter.grow_now());
+    assert_eq!(filter.insert_hash_as_of(1, last), Ok(()));
+    assert_eq!((copies_in_level(&filter, 0, last), copies_in_level(&filter, 1, last)), (4, 1));
+    let stats = filter.stats();
+    assert_eq!((stats.refused_inserts, stats.crowded_refusals, stats.levels), (1, 1, 2));
+    assert_eq!(filter.len(), 13);
+}
+
 /// A pending removal completes at the sweep before a growth once one level alone matches its
 /// item: X's surplus copy in level 0 is removed, and nothing stays pending or retained.
 #[test]

@@ -163,7 +163,13 @@ impl FirstRead {
     /// (`false`); otherwise a removal announced meanwhile leaves the miss unproven.
     #[inline(always)]
     pub(crate) fn answers(self) -> bool {
-        self.found() | (self.changes == 0)
+        self.found() | self.validated()
+    }
+
+    /// Whether the read met no change: what it found (a match or none) is the validated read's.
+    #[inline(always)]
+    pub(crate) fn validated(self) -> bool {
+        self.changes == 0
     }
 }
 
