@@ -136,7 +136,8 @@ impl<S: BuildHasher> Builder<S> {
     /// inserting, looking up and removing: no operation waits for a growth, no item moves and
     /// none is lost, lookups stay wait-free. The price of each level: a lookup of an absent item
     /// reads every level (a present one stops at the level that holds it, most often the
-    /// newest), and the false-positive rate is the sum of the levels' (about 0.07% after
+    /// newest), so does an insert (for the item's copies, which it joins), and the false-positive
+    /// rate is the sum of the levels' (about 0.07% after
     /// growing 1,000 times, against 0.0115% for a filter built at its final size). Build at the
     /// expected size when it is known. Measurements: `BENCHMARKS.md`, "Growth".
     ///
