@@ -32,10 +32,15 @@ pub struct Config {
     /// Worker threads, each serving its share of the connections (default: one per core).
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Largest request one client may send, in bytes; a larger one is refused before it is
-    /// read, and that connection closed.
-    #[arg(long, default_value_t = 8 << 20)]
+    /// Largest request one client may send, in bytes (Redis's client-query-buffer-limit); a
+    /// larger one is refused before it is read, and that connection closed.
+    #[arg(long, default_value_t = 1 << 30)]
     pub max_request_bytes: usize,
+    /// Largest argument of a request, in bytes, as Redis's proto-max-bulk-len: a CF.LOADCHUNK
+    /// of a dump's 16 MiB chunk fits; a larger argument is refused before it is read, and that
+    /// connection closed.
+    #[arg(long, default_value_t = 512 << 20)]
+    pub proto_max_bulk_len: usize,
     /// Most bytes of partial requests all connections together may hold; a client whose
     /// request would take the total over it is told so and closed.
     #[arg(long, default_value_t = 1 << 30)]

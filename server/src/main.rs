@@ -44,6 +44,7 @@ fn main() -> ExitCode {
     };
     let limits = Limits {
         max_request_bytes: config.max_request_bytes,
+        max_bulk_bytes: config.proto_max_bulk_len,
         max_buffered_bytes: config.max_buffered_bytes,
         max_clients,
         protected,

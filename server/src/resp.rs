@@ -5,8 +5,9 @@
 //! inline commands (a line of words, for `telnet` and `nc`). The parser works on the bytes a
 //! connection has buffered, resumes where it stopped when more arrive (so a large request is
 //! parsed once, not once per read), and refuses any request whose declared size exceeds the
-//! configured limit before anything is allocated for it: the buffer of one connection never
-//! holds more than one request's limit plus one read.
+//! configured limits (the request's, and each argument's, Redis's `proto-max-bulk-len`) before
+//! anything is allocated for it: the buffer of one connection never holds more than one
+//! request's limit plus one read.
 
 use std::fmt;
 
@@ -25,7 +26,8 @@ const MAX_LENGTH_LINE: usize = 32;
 pub enum ProtocolError {
     /// `*N` with N not a number, or too large.
     InvalidMultibulkLength,
-    /// `$N` with N not a number or negative.
+    /// `$N` with N not a number, negative, or over the largest argument (as Redis answers a
+    /// bulk over its `proto-max-bulk-len`).
     InvalidBulkLength,
     /// An array element that is not a bulk string.
     ExpectedBulk(u8),
@@ -78,6 +80,8 @@ pub enum Parsed {
 #[derive(Debug)]
 pub struct Parser {
     limit: usize,
+    /// The largest argument.
+    max_bulk: usize,
     /// Arguments still to read, once the array header is parsed.
     remaining: Option<usize>,
     /// Where parsing resumes: just past the last complete element.
@@ -87,9 +91,10 @@ pub struct Parser {
 }
 
 impl Parser {
-    /// A parser that refuses requests larger than `limit` bytes.
-    pub fn new(limit: usize) -> Self {
-        Self { limit, remaining: None, cursor: 0, spans: Vec::new() }
+    /// A parser that refuses requests larger than `limit` bytes and arguments larger than
+    /// `max_bulk` bytes.
+    pub fn new(limit: usize, max_bulk: usize) -> Self {
+        Self { limit, max_bulk, remaining: None, cursor: 0, spans: Vec::new() }
     }
 
     /// The arguments of the request that [`parse`](Self::parse) just completed, as ranges of
@@ -154,6 +159,7 @@ impl Parser {
             };
             let len = len
                 .and_then(|len| usize::try_from(len).ok())
+                .filter(|&len| len <= self.max_bulk)
                 .ok_or(ProtocolError::InvalidBulkLength)?;
             // The arguments still to come need six bytes each at least.
             let end = start.saturating_add(len);
@@ -272,7 +278,7 @@ mod tests {
     use super::*;
 
     fn parse_all(bytes: &[u8], limit: usize) -> Result<Vec<Vec<Vec<u8>>>, ProtocolError> {
-        let mut parser = Parser::new(limit);
+        let mut parser = Parser::new(limit, usize::MAX);
         let mut requests = Vec::new();
         let mut at = 0;
         loop {
@@ -307,13 +313,13 @@ mod tests {
         let stream: &[u8] = b"*3\r\n$6\r\nCF.ADD\r\n$1\r\nf\r\n$11\r\nhello world\r\nPING\n";
         let whole = parse_all(stream, 1 << 20).unwrap();
         assert_eq!(whole.len(), 2);
-        let first_len = match Parser::new(1 << 20).parse(stream).unwrap() {
+        let first_len = match Parser::new(1 << 20, 1 << 20).parse(stream).unwrap() {
             Parsed::Request(n) => n,
             other => panic!("{other:?}"),
         };
         for split in 0..stream.len() {
             // Feed the first `split` bytes, then the whole stream, resuming the same parser.
-            let mut parser = Parser::new(1 << 20);
+            let mut parser = Parser::new(1 << 20, 1 << 20);
             let first = parser.parse(&stream[..split]).unwrap();
             let n = match first {
                 Parsed::Request(n) => n,
@@ -369,5 +375,14 @@ mod tests {
         fits.extend_from_slice(b"\r\n");
         assert_eq!(fits.len(), 1000);
         assert_eq!(parse_all(&fits, limit).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn an_argument_over_the_largest_bulk_is_refused_before_it_arrives() {
+        let mut parser = Parser::new(1 << 20, 100);
+        let request = b"*2\r\n$4\r\nPING\r\n$100\r\n";
+        assert_eq!(parser.parse(request), Ok(Parsed::Incomplete));
+        let mut parser = Parser::new(1 << 20, 99);
+        assert_eq!(parser.parse(request), Err(ProtocolError::InvalidBulkLength));
     }
 }

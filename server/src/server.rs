@@ -33,6 +33,8 @@ const READ_CHUNK: usize = 16 * 1024;
 pub struct Limits {
     /// Largest request in bytes.
     pub max_request_bytes: usize,
+    /// Largest argument of a request in bytes (Redis's `proto-max-bulk-len`).
+    pub max_bulk_bytes: usize,
     /// Most bytes of partial requests all connections together may hold; a connection whose
     /// request would take the total over it is told so and closed.
     pub max_buffered_bytes: usize,
@@ -170,7 +172,7 @@ impl Server {
     ) -> io::Result<()> {
         let mut input: Vec<u8> = Vec::with_capacity(READ_CHUNK);
         let mut out: Vec<u8> = Vec::with_capacity(READ_CHUNK);
-        let mut parser = Parser::new(self.limits.max_request_bytes);
+        let mut parser = Parser::new(self.limits.max_request_bytes, self.limits.max_bulk_bytes);
         let mut session = Session::new(id, &self.shared);
         loop {
             if input.capacity() - input.len() < READ_CHUNK / 2 {
