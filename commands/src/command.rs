@@ -52,6 +52,7 @@ pub const COMMANDS: &[Spec] = &[
     spec("cf.scandump", 3, false, "readonly", "read"),
     spec("cf.loadchunk", 4, true, "write deny-oom", "write"),
     spec("cf.info", 2, false, "readonly fast", "read fast"),
+    spec("cf.debug", 2, false, "readonly fast", "read fast"),
 ];
 
 /// The spec of the `CF.*` command `name` (any case), if it is one.
@@ -146,6 +147,11 @@ pub enum Command<'a> {
         /// The key.
         key: &'a [u8],
     },
+    /// `CF.DEBUG key`
+    Debug {
+        /// The key.
+        key: &'a [u8],
+    },
 }
 
 fn wrong_arity(name: &str) -> Reply {
@@ -192,6 +198,7 @@ pub fn parse<A: Argv + ?Sized>(args: &A) -> Option<Result<Command<'_>, Reply>> {
             }
         }
         "cf.info" => Ok(Command::Info { key }),
+        "cf.debug" => Ok(Command::Debug { key }),
         other => unreachable!("{other} is in COMMANDS but not parsed"),
     })
 }
@@ -299,7 +306,8 @@ impl Command<'_> {
             | Self::Compact { key }
             | Self::ScanDump { key, .. }
             | Self::LoadChunk { key, .. }
-            | Self::Info { key } => key,
+            | Self::Info { key }
+            | Self::Debug { key } => key,
         }
     }
 
@@ -402,6 +410,10 @@ impl Command<'_> {
                 None => Reply::error("ERR not found"),
                 Some(e) => info(e),
             })?,
+            Self::Debug { key } => keys.read(key, |e| match e {
+                None => Reply::error("ERR not found"),
+                Some(e) => debug(e),
+            })?,
         })
     }
 }
@@ -423,6 +435,21 @@ fn add(keys: &impl Keyspace, key: &[u8], e: &Entry, item: &[u8], nx: bool) -> Ad
         Ok(()) => Added::Yes,
         Err(_) => Added::Full,
     }
+}
+
+/// `CF.DEBUG`: RedisBloom's one line, from the numbers [`info`] gives ("bktsize" is this
+/// filter's four lanes, "buckets" every level's, "filters" its levels).
+fn debug(e: &Entry) -> Reply {
+    let line = format!(
+        "bktsize:4 buckets:{} items:{} deletes:{} filters:{} max_iterations:{} expansion:{}",
+        e.filter.bucket_count(),
+        e.filter.len(),
+        e.deletes(),
+        e.filter.stats().levels,
+        e.settings.max_iterations,
+        e.settings.expansion,
+    );
+    Reply::Bulk(line.into_bytes())
 }
 
 /// `CF.INFO`: RedisBloom's eight fields. "Number of items inserted" is the items present now,

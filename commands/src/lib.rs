@@ -13,7 +13,8 @@
 //!
 //! - Buckets always hold four 16-bit fingerprints (about 0.012% false positives at full load,
 //!   against RedisBloom's 8-bit fingerprints and 1.5 to 3%): `BUCKETSIZE` is checked and
-//!   kept, and `CF.INFO` reports a bucket size of 4.
+//!   kept, and `CF.INFO` reports a bucket size of 4 (`CF.DEBUG`, RedisBloom's line, says
+//!   `bktsize:4` and this filter's buckets and levels).
 //! - `MAXITERATIONS` is checked and kept: inserts here search breadth-first for a path of at
 //!   most five relocations instead of a random walk.
 //! - `EXPANSION 0` makes a fixed filter; any other value a growable one, which grows by levels

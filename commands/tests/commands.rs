@@ -248,6 +248,28 @@ fn info_and_compact() {
     );
 }
 
+/// `CF.DEBUG`: RedisBloom's line, with this filter's numbers (those of `CF.INFO`).
+#[test]
+fn debug_is_redisblooms_line() {
+    let m = Map::new();
+    assert_eq!(resp2(&m, "CF.DEBUG f"), "-ERR not found\r\n");
+    assert!(resp2(&m, "CF.DEBUG").starts_with("-ERR wrong number of arguments"));
+    resp2(&m, "CF.RESERVE f 1000 MAXITERATIONS 10 EXPANSION 2");
+    resp2(&m, "CF.INSERT f ITEMS a b c");
+    resp2(&m, "CF.DEL f b");
+    let buckets = resp2(&m, "CF.INFO f")
+        .split("+Number of buckets\r\n:")
+        .nth(1)
+        .and_then(|rest| rest.split("\r\n").next())
+        .unwrap()
+        .to_owned();
+    let line = format!(
+        "bktsize:4 buckets:{buckets} items:2 deletes:1 filters:1 max_iterations:10 expansion:2"
+    );
+    assert_eq!(resp2(&m, "CF.DEBUG f"), format!("${}\r\n{line}\r\n", line.len()));
+    assert_eq!(resp3(&m, "CF.DEBUG f"), format!("${}\r\n{line}\r\n", line.len()));
+}
+
 /// SCANDUMP's chunks, LOADCHUNK'ed in order into another key, give the same filter.
 fn copy_by_chunks(m: &Map, from: &str, to: &str) -> Vec<(i64, Vec<u8>)> {
     let mut chunks = Vec::new();

@@ -33,6 +33,9 @@ fn the_commands_in_both_protocols() {
         assert_eq!(info.len(), 16);
         assert_eq!(info[6], Value::SimpleString("Number of items inserted".into()));
         assert_eq!(info[7], Value::Int(1));
+        let Value::BulkString(debug) = run(&mut c, "CF.DEBUG f") else { panic!() };
+        let debug = String::from_utf8(debug).unwrap();
+        assert!(debug.starts_with("bktsize:4 buckets:") && debug.contains(" items:1 "), "{debug}");
         // Errors are RedisBloom's, and a key of another type is WRONGTYPE.
         run(&mut c, "SET plain x");
         let error = |c: &mut redis::Connection, command: &[&[u8]]| {
