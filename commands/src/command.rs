@@ -387,6 +387,9 @@ impl Command<'_> {
             })?,
             Self::ScanDump { key, cursor } => keys.read(key, |e| match e {
                 None => Reply::error("ERR not found"),
+                // RedisBloom's answer for a filter holding no item: the dump is over at once
+                // (clients' dump loops stop on it, and there is nothing to load back).
+                Some(e) if e.filter.is_empty() => Reply::Array(vec![Reply::Int(0), Reply::Null]),
                 Some(e) => dump_chunk(&e.filter, cursor, CHUNK_BYTES),
             })?,
             Self::LoadChunk { key, cursor, data } => {

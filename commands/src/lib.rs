@@ -21,8 +21,9 @@
 //!   of four times the buckets of the newest whatever the value (`CF.INFO` reports the value
 //!   asked for, and its levels as "Number of filters").
 //! - `CF.SCANDUMP` chunks are the library's versioned snapshot bytes (`FORMAT.md`), not
-//!   RedisBloom's; an empty filter dumps too. `CF.LOADCHUNK` creates the key only from a whole
-//!   snapshot that passes every check, and refuses a chunk out of order.
+//!   RedisBloom's (a filter holding no item answers `0` and null at once, as RedisBloom's
+//!   does, so it makes no key on the other side). `CF.LOADCHUNK` creates the key only from a
+//!   whole snapshot that passes every check, and refuses a chunk out of order.
 //! - `CF.COMPACT` has nothing to do and answers `OK`: removes take their fingerprint out of the
 //!   table at once.
 //! - The `CF.INSERT` capacity and `CF.RESERVE` bounds are RedisBloom's (up to 2^30 items).

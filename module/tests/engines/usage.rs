@@ -121,6 +121,12 @@ fn bad_input_is_an_error_never_a_crash() {
         for i in 0..500 {
             run(&mut c, &format!("CF.ADD f item{i}"));
         }
+        // A filter holding no item ends its dump at once, as RedisBloom's does.
+        run(&mut c, "CF.RESERVE empty 100");
+        assert_eq!(
+            run(&mut c, "CF.SCANDUMP empty 0"),
+            Value::Array(vec![Value::Int(0), Value::Nil])
+        );
         // A truncated transfer never makes the key; garbage is refused at once.
         let Value::Array(chunk) = run(&mut c, "CF.SCANDUMP f 0") else { panic!() };
         let Value::BulkString(bytes) = &chunk[1] else { panic!() };
