@@ -180,7 +180,8 @@ pub fn resp(data: &[u8]) {
 fn requests(data: &[u8], first: usize) -> (Vec<Vec<Vec<u8>>>, Option<String>) {
     use lockfree_cuckoo_server::resp::{Parsed, Parser};
 
-    let mut parser = Parser::new(1 << 16);
+    // An argument limit under the request's, so that inputs reach both refusals.
+    let mut parser = Parser::new(1 << 16, 1 << 12);
     let mut found = Vec::new();
     let mut at = 0;
     let mut available = first.min(data.len());
