@@ -126,6 +126,18 @@ fn arguments_up_to_the_largest_bulk_are_taken() {
     let found: Vec<i64> = redis::cmd("CF.MEXISTS").arg("big").arg(&items).query(&mut c).unwrap();
     assert!(found.iter().all(|&f| f == 1));
     drop(c);
+    // The larger default holds nothing before the bytes arrive: 200 clients each announcing an
+    // argument of the largest size and sending four bytes leave the server's memory where it was.
+    let before = server.rss_kib();
+    let mut hogs: Vec<TcpStream> =
+        (0..200).map(|_| TcpStream::connect(("127.0.0.1", server.port)).unwrap()).collect();
+    for hog in &mut hogs {
+        let _ = hog.write_all(b"*2\r\n$6\r\nCF.ADD\r\n$536870912\r\nxxxx");
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let after = server.rss_kib();
+    assert!(after < before + 20 * 1024, "RSS grew from {before} to {after} KiB");
+    drop(hogs);
     assert_still_serving(&mut server);
 
     let dir = tempfile::tempdir().unwrap();
