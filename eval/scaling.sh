@@ -10,22 +10,18 @@
 # progress on stderr. Threads 1, 2, 4, 8, 16 in every run:
 #
 # 1. 1,000,000 items, every workload, 3 rounds of 0.5 s a point: ours, its batch calls, ours
-#    grown from 1,000, cuckoofilter+ahash behind a RwLock, atomic-cuckoo-filter, fastbloom and
-#    DashSet. 31 (peer, timed workload) rows x 5 thread counts x 3 rounds = 465 points of 0.5 s
-#    = 233 s, plus 105 fills of 1 M items (about 5 s a round, most of it the two peers whose
-#    writers queue on a lock), the mixes' untimed clean-ups (up to half a point after each
-#    mix50 point) and thread starts: about 4.7 minutes.
+#    grown from 1,000, the one-CAS floor (the ceiling any shared table's scaling meets),
+#    cuckoofilter+ahash behind a RwLock, atomic-cuckoo-filter, fastbloom and DashSet. 36
+#    (peer, timed workload) rows x 5 thread counts x 3 rounds = 540 points of 0.5 s = 270 s,
+#    plus 120 fills of 1 M items, the mixes' untimed clean-ups and thread starts.
 # 2. 100,000,000 items (213 MB for ours), the lookups and mixes, 3 rounds of 0.5 s: ours, its
-#    batch calls, ours grown from 100,000. 13 rows x 5 x 3 = 195 points = 98 s, plus three
-#    prefills of 95.7 M items on 16 threads (1 to 2 s each) and the clean-ups: about 2 minutes.
+#    batch calls, ours grown from 100,000, the one-CAS floor. 18 rows x 5 x 3 = 270 points =
+#    135 s, plus four prefills of 95.7 M items on 16 threads (1 to 2 s each) and the clean-ups.
 # 3. 100,000,000 items, the fill, one round (a fill of 100 M items is one long measurement
-#    already): the same three filters, 15 fills. Measured on a 16-core machine: one thread
-#    fills 100 M in 12 s (ours), 7 s (batch) and 28 s (grown), 16 threads in 1.3, 0.9 and
-#    1.8 s; the five thread counts together about twice one thread: about 1.6 minutes.
+#    already): the same four filters, 20 fills.
 #
-# Estimated total on 16 cores: about 8.2 minutes (490 s), from the point counts above and
-# those fill times (a calibration run of step 1 at 0.1 s a point, one round, took 24 s for
-# 15.5 s of points).
+# Measured on a 16-core machine with --rounds 2 --seconds 0.3: 129, 65 and 209 s (6.7 minutes).
+# At the defaults steps 1 and 2 hold 2.5 times the point time: about 11 minutes in all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin="${SCALING_BIN:-target/release/scaling}"
@@ -41,10 +37,10 @@ run() {
   echo "scaling.sh: step done in $((SECONDS - at)) s" >&2
 }
 
-run --items 1000000 --peers ours,ours-batch,ours-grown,cf-ahash,acf,fastbloom,dashset "$@"
+run --items 1000000 --peers ours,ours-batch,ours-grown,cas-floor,cf-ahash,acf,fastbloom,dashset "$@"
 echo
-run --items 100000000 --peers ours,ours-batch,ours-grown \
+run --items 100000000 --peers ours,ours-batch,ours-grown,cas-floor \
   --workloads contains0,contains50,contains100,mix90,mix50 "$@"
 echo
-run --items 100000000 --peers ours,ours-batch,ours-grown --workloads fill --rounds 1 "$@"
+run --items 100000000 --peers ours,ours-batch,ours-grown,cas-floor --workloads fill --rounds 1 "$@"
 echo "scaling.sh: done in $((SECONDS - started)) s" >&2

@@ -32,9 +32,10 @@ PEERS = [
     ("fastbloom (atomic)", "fastbloom (atomic, no remove)", "#9467bd", False),
     ("DashSet<u64>", "DashSet<u64>", "#ff7f0e", False),
     ("cuckoofilter+ahash", "RwLock<cuckoofilter+ahash>", "#d62728", False),
+    ("one-CAS floor", "one-CAS floor (any shared table)", "#7f7f7f", True),
 ]
 THREADS = [1, 2, 4, 8, 16]
-Y_MIN, Y_MAX = 1.0, 1000.0
+Y_MIN, Y_MAX = 1.0, 2000.0
 
 PANEL_W, PANEL_H = 270, 250
 LEFT, TOP, GAP = 70, 58, 45

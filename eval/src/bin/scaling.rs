@@ -22,7 +22,9 @@
 //!   timed from the barrier to the last thread's end. This one is not run for `--seconds`.
 //!
 //! Peers come from the one registry (`eval/src/peers.rs`), every one that threads can share:
-//! concurrent filters as they are, single-threaded ones behind a `RwLock`. `ours-batch` uses
+//! concurrent filters as they are, single-threaded ones behind a `RwLock`. The one-CAS floor
+//! (`cas-floor`) runs every workload on words that its threads both read and write: what any
+//! shared table costs in cache-line transfers alone, the ceiling on a filter's scaling. `ours-batch` uses
 //! `contains_batch` (256 keys a call) for the lookups and `insert_batch` for the fill, and has
 //! no mixes; `ours-grown` is ours built growable for a thousandth of the size and grown to it by
 //! the prefill (or the fill). A peer without remove has no mixes. `DashSet` is skipped above
@@ -630,6 +632,9 @@ impl Bench<'_> {
         );
         let key = (self.items, workload, self.index, threads);
         self.report.results.entry(key).or_default().push(mops);
+        if self.subject.peer.is_floor() {
+            return;
+        }
         let failures = self.report.failures.entry((self.items, workload, self.index)).or_default();
         failures.failed += tally.failed;
         failures.missed += tally.missed;
@@ -660,7 +665,7 @@ impl Bench<'_> {
                     self.subject.name(),
                     self.held
                 );
-                if tally.failed > 0 {
+                if tally.failed > 0 && !peer.is_floor() {
                     self.note(format!(
                         "{}: {} of the {} prefill inserts refused",
                         self.subject.name(),
