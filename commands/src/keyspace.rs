@@ -17,6 +17,9 @@ pub enum KeyError {
     Exists,
     /// The filter would take the host's memory over its limit, or could not be allocated.
     OutOfMemory,
+    /// The filter would take an engine's `used_memory` past its `maxmemory`: refused before
+    /// anything is allocated, with the engine's own error.
+    OverMaxMemory,
 }
 
 impl KeyError {
@@ -28,6 +31,9 @@ impl KeyError {
             }
             Self::Exists => Reply::error("ERR item exists"),
             Self::OutOfMemory => Reply::error("ERR Insufficient memory to create filter"),
+            Self::OverMaxMemory => {
+                Reply::error("OOM command not allowed when used memory > 'maxmemory'.")
+            }
         }
     }
 }
@@ -61,7 +67,7 @@ pub trait Keyspace {
     /// # Errors
     ///
     /// [`KeyError::Exists`] (or [`KeyError::WrongType`]) when the key is taken,
-    /// [`KeyError::OutOfMemory`] when the filter does not fit.
+    /// [`KeyError::OutOfMemory`] or [`KeyError::OverMaxMemory`] when the filter does not fit.
     fn create(&self, key: &[u8], settings: &Settings) -> Result<(), KeyError>;
 
     /// Puts `entry`, a filter loaded whole, at `key`.

@@ -52,6 +52,30 @@ unsafe impl GlobalAlloc for EngineAlloc {
         }
     }
 
+    /// The engine's `calloc` where the engine's alignment is enough: a table of gigabytes
+    /// (`CF.RESERVE x 1000000000`) is then fresh pages that the kernel zeroes as they are first
+    /// touched, and its reserve does not block the engine for a pass that writes every byte.
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: as in `alloc`.
+        let calloc = unsafe { raw::RedisModule_Calloc };
+        match calloc {
+            // SAFETY: an engine allocation of `size` zeroed bytes, freed by `dealloc` as a
+            // plain block (alignment at most the engine's).
+            Some(calloc) if layout.align() <= ENGINE_ALIGN => {
+                unsafe { calloc(1, layout.size()) }.cast()
+            }
+            _ => {
+                // SAFETY: the caller's layout, passed on.
+                let pointer = unsafe { self.alloc(layout) };
+                if !pointer.is_null() {
+                    // SAFETY: `alloc` returned at least `size` writable bytes.
+                    unsafe { pointer.write_bytes(0, layout.size()) };
+                }
+                pointer
+            }
+        }
+    }
+
     unsafe fn dealloc(&self, pointer: *mut u8, layout: Layout) {
         // SAFETY: as in `alloc`.
         let Some(free) = (unsafe { raw::RedisModule_Free }) else { return };

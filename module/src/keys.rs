@@ -69,6 +69,36 @@ impl Keys<'_> {
     }
 }
 
+/// Refuses a filter whose first table would take the engine's `used_memory` past its
+/// `maxmemory`, before allocating it: the engine checks its limit before a command runs, not
+/// against what the command then allocates, so `CF.RESERVE x 100000000` under `maxmemory 50mb`
+/// would otherwise take 220 MB and leave every later write refused. No eviction policy makes
+/// room for it: a filter never evicts other keys at its creation. Filters the AOF or a primary
+/// creates exist already, and are taken whatever their size.
+fn check_max_memory(ctx: &Context, settings: &Settings) -> Result<(), KeyError> {
+    if ctx.get_flags().intersects(ContextFlags::LOADING | ContextFlags::REPLICATED) {
+        return Ok(());
+    }
+    // SAFETY: the engine's API table is filled at load and only read after; a function the
+    // engine lacks is None.
+    let ratio = unsafe { valkey_module::raw::RedisModule_GetUsedMemoryRatio };
+    // 0 without a `maxmemory`: nothing to check, and no INFO to build.
+    // SAFETY: a plain query of the engine.
+    if ratio.is_none_or(|ratio| unsafe { ratio() } == 0.0) {
+        return Ok(());
+    }
+    let info = ctx.server_info("memory");
+    let field = |name: &str| info.field(name)?.to_string_lossy().parse::<u64>().ok();
+    let (Some(max), Some(used)) = (field("maxmemory"), field("used_memory")) else {
+        return Ok(());
+    };
+    let needed = u64::try_from(settings.first_table_bound()).unwrap_or(u64::MAX);
+    if max > 0 && used.saturating_add(needed) > max {
+        return Err(KeyError::OverMaxMemory);
+    }
+    Ok(())
+}
+
 fn build(settings: &Settings) -> Result<Entry, KeyError> {
     // Every table on the engine's allocator, so that `used_memory` and `maxmemory` count it.
     match Entry::new(*settings, max_memory(), false) {
@@ -107,6 +137,7 @@ impl Keyspace for Keys<'_> {
         match found {
             Some(entry) => Ok(f(entry)),
             None => {
+                check_max_memory(self.ctx, settings)?;
                 let entry = self.store(&writable, build(settings)?)?;
                 self.created.set(true);
                 Ok(f(entry))
@@ -116,6 +147,7 @@ impl Keyspace for Keys<'_> {
 
     fn create(&self, key: &[u8], settings: &Settings) -> Result<(), KeyError> {
         let writable = self.empty(key)?;
+        check_max_memory(self.ctx, settings)?;
         self.store(&writable, build(settings)?)?;
         self.created.set(true);
         Ok(())

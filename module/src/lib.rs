@@ -36,6 +36,9 @@
 //!   together (not the chunks of the AOF or of the primary). Primary and replicas must have
 //!   the same `cf-max-memory`, as for RedisBloom; `cf-initial-size` may differ, since creations
 //!   replicate with their capacity.
+//! - **Memory**: tables come from the engine's allocator (zeroed by `calloc`, so that a reserve
+//!   of gigabytes neither blocks the engine nor touches the pages), and a filter whose first
+//!   table would pass `maxmemory` is refused before it is allocated (`keys.rs`).
 //! - **`INFO cuckoo`**: the number of filters and their bytes.
 //! - **ACL category `cuckoo`** on engines that have module categories (Valkey 8 and later,
 //!   Redis 8); on older engines the commands are in the built-in categories of their flags.

@@ -49,10 +49,29 @@ impl Words {
             }
             return Some(words);
         }
+        if value == 0 && !crate::sync::MODEL_CHECKING {
+            return Self::zeroed(len);
+        }
         let mut words = Vec::new();
         words.try_reserve_exact(len).ok()?;
         words.extend((0..len).map(|_| AtomicU64::new(value)));
         Some(Self::boxed(words.into_boxed_slice()))
+    }
+
+    /// `len` zeroed words on the heap, from the allocator's zeroed allocation: a large one is
+    /// fresh pages that the kernel zeroes as they are first touched, so that building a table
+    /// of gigabytes costs no pass over it (an engine module would block for seconds), and its
+    /// memory grows as items arrive. `None` when the memory cannot be had.
+    fn zeroed(len: usize) -> Option<Self> {
+        let layout = core::alloc::Layout::array::<AtomicU64>(len).ok()?;
+        if layout.size() == 0 {
+            return Some(Self::boxed(Box::default()));
+        }
+        // SAFETY: the layout has a non-zero size (checked above).
+        let words = NonNull::new(unsafe { std::alloc::alloc_zeroed(layout) })?.cast();
+        // The allocation is the one `Box<[AtomicU64]>` of `len` words would make (the global
+        // allocator, this layout), so `Drop` frees it as that box.
+        Some(Self { words, len, mapped: false })
     }
 
     /// The words of `values`, placed as [`filled`](Self::filled) places them. If no mapping
@@ -107,10 +126,10 @@ impl Deref for Words {
 
     #[inline]
     fn deref(&self) -> &[AtomicU64] {
-        // SAFETY: `words` points to `len` initialised words that `self` owns: a leaked box, or
-        // our own readable and writable mapping, aligned for `AtomicU64`, whose anonymous memory
-        // starts zeroed, a valid `AtomicU64` (std's, with `u64`'s layout: loom's is never
-        // mapped). The slice lives no longer than `&self`, and the memory as long as `self`.
+        // SAFETY: `words` points to `len` initialised words that `self` owns: a leaked box, a
+        // zeroed allocation, or our own readable and writable mapping, aligned for `AtomicU64`,
+        // whose anonymous memory starts zeroed; zero bits are a valid `AtomicU64` (std's, with
+        // `u64`'s layout: loom's is never zeroed or mapped). The slice lives no longer than `&self`, and the memory as long as `self`.
         unsafe { core::slice::from_raw_parts(self.words.as_ptr(), self.len) }
     }
 }
@@ -125,7 +144,9 @@ impl Drop for Words {
             return;
         }
         let words = core::ptr::slice_from_raw_parts_mut(self.words.as_ptr(), self.len);
-        // SAFETY: not mapped, so `words` is the box leaked in `boxed`, dropped once, here.
+        // SAFETY: not mapped, so `words` is the box leaked in `boxed`, or the zeroed allocation
+        // of `zeroed` with the layout of such a box (all-zero bits are a valid `AtomicU64`),
+        // dropped once, here.
         drop(unsafe { Box::from_raw(words) });
     }
 }
@@ -228,6 +249,28 @@ mod tests {
                 assert!(words.iter().all(|w| w.load(Ordering::Relaxed) == value));
             }
         }
+    }
+
+    /// A zeroed table on the heap is the allocator's zeroed memory, not a pass that writes
+    /// it: building 512 MiB of table leaves the process's resident memory where it was (an
+    /// engine module builds gigabytes this way without blocking for the pass).
+    #[test]
+    #[cfg(target_os = "linux")]
+    #[cfg_attr(miri, ignore = "no /proc under Miri, and too large")]
+    fn a_large_zeroed_heap_table_is_not_written_when_built() {
+        fn resident() -> usize {
+            let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
+            let pages: usize = statm.split_whitespace().nth(1).unwrap().parse().unwrap();
+            pages * 4096
+        }
+        let len = (512 << 20) / 8;
+        let before = resident();
+        let words = Words::filled(len, 0, false).unwrap();
+        let grown = resident().saturating_sub(before);
+        assert!(grown < 64 << 20, "building touched {grown} bytes");
+        words[len / 2].store(5, Ordering::Relaxed);
+        assert_eq!(words[len / 2].load(Ordering::Relaxed), 5);
+        assert_eq!(words[len - 1].load(Ordering::Relaxed), 0);
     }
 
     #[test]
