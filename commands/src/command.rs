@@ -7,7 +7,7 @@ use crate::entry::Entry;
 use crate::keyspace::{KeyError, Keyspace};
 use crate::loads::{dump_chunk, Loaded, CHUNK_BYTES};
 use crate::reply::{Protocol, Reply};
-use crate::settings::{Settings, DEFAULT_BUCKET_SIZE, MAX_EXPANSION};
+use crate::settings::{Options, Settings, MAX_EXPANSION};
 
 /// The largest capacity RedisBloom accepts for one filter.
 pub const MAX_CAPACITY: i64 = 1 << 30;
@@ -68,8 +68,10 @@ pub enum Command<'a> {
     Reserve {
         /// The key.
         key: &'a [u8],
-        /// The options, `SEED` among them.
-        settings: Settings,
+        /// The capacity.
+        capacity: u64,
+        /// The options given, `SEED` among them; the host's defaults fill in the others.
+        options: Options,
     },
     /// `CF.ADD key item`, `CF.ADDNX key item`
     Add {
@@ -217,9 +219,9 @@ fn reserve<A: Argv + ?Sized>(args: &A) -> Result<Command<'_>, Reply> {
         Some((at + 1 < args.len()).then(|| args.get(at + 1)))
     };
     let unparsed = |name: &str| Reply::error_owned(format!("Couldn't parse {name}"));
-    let option = |name: &str, min: i64, max: i64, default: i64| -> Result<i64, Reply> {
+    let option = |name: &str, min: i64, max: i64| -> Result<Option<i64>, Reply> {
         let Some(word) = word_after(name) else {
-            return Ok(default);
+            return Ok(None);
         };
         let value = word.and_then(parse_i64).ok_or_else(|| unparsed(name))?;
         if !(min..=max).contains(&value) {
@@ -227,27 +229,31 @@ fn reserve<A: Argv + ?Sized>(args: &A) -> Result<Command<'_>, Reply> {
                 "{name}: value must be in the range [{min}, {max}]"
             )));
         }
-        Ok(value)
+        Ok(Some(value))
     };
-    let max_iterations = option("MAXITERATIONS", 1, 65_535, 20)?;
-    let bucket_size = option("BUCKETSIZE", 1, 255, i64::from(DEFAULT_BUCKET_SIZE))?;
-    let expansion = option("EXPANSION", 0, MAX_EXPANSION, 1)?;
+    // The ranges make the conversions exact.
+    let max_iterations = option("MAXITERATIONS", 1, 65_535)?.map(|n| n as u16);
+    let bucket_size = option("BUCKETSIZE", 1, 255)?.map(|n| n as u8);
+    let expansion = option("EXPANSION", 0, MAX_EXPANSION)?.map(|n| n as u16);
     let seed = match word_after("SEED") {
         None => None,
         Some(word) => Some(word.and_then(parse_u64).ok_or_else(|| unparsed("SEED"))?),
     };
-    if bucket_size * 2 > capacity || capacity > MAX_CAPACITY {
-        return Err(Reply::error("Capacity must be in the range [2 * BUCKETSIZE, 1073741824]"));
-    }
-    // The ranges above make these conversions exact.
-    let settings = Settings {
-        capacity: capacity as u64,
-        bucket_size: bucket_size as u8,
-        max_iterations: max_iterations as u16,
-        expansion: expansion as u16,
-        seed,
-    };
-    Ok(Command::Reserve { key: args.get(1), settings })
+    // Checked again with the host's default `BUCKETSIZE` when none is given (`run`).
+    let capacity = u64::try_from(capacity)
+        .ok()
+        .filter(|&c| reserve_capacity_fits(c, bucket_size.unwrap_or(1)));
+    let capacity = capacity.ok_or(Reply::error(RESERVE_RANGE))?;
+    let options = Options { bucket_size, max_iterations, expansion, seed };
+    Ok(Command::Reserve { key: args.get(1), capacity, options })
+}
+
+const RESERVE_RANGE: &str = "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]";
+const INSERT_RANGE: &str = "Capacity must be in the range [cf-bucket-size * 2, 1073741824]";
+
+/// RedisBloom's range of capacities: two buckets at least.
+fn reserve_capacity_fits(capacity: u64, bucket_size: u8) -> bool {
+    (u64::from(bucket_size) * 2..=MAX_CAPACITY as u64).contains(&capacity)
 }
 
 /// `CF.INSERT`: RedisBloom tells the options by their first letter.
@@ -266,12 +272,9 @@ fn insert<A: Argv + ?Sized>(args: &A, nx: bool) -> Result<Command<'_>, Reply> {
                     return Err(wrong_arity(name));
                 }
                 let value = parse_i64(args.get(at + 1)).ok_or(Reply::error("Bad capacity"))?;
-                if !(i64::from(DEFAULT_BUCKET_SIZE) * 2..=MAX_CAPACITY).contains(&value) {
-                    return Err(Reply::error(
-                        "Capacity must be in the range [cf-bucket-size * 2, 1073741824]",
-                    ));
-                }
-                capacity = Some(value as u64);
+                // Checked again with the host's `cf-bucket-size` (`run`).
+                let fits = u64::try_from(value).ok().filter(|&c| reserve_capacity_fits(c, 1));
+                capacity = Some(fits.ok_or(Reply::error(INSERT_RANGE))?);
                 at += 2;
             }
             Some(b'n') => {
@@ -318,12 +321,16 @@ impl Command<'_> {
 
     fn run_on(&self, keys: &impl Keyspace, protocol: Protocol) -> Result<Reply, KeyError> {
         Ok(match *self {
-            Self::Reserve { key, ref settings } => {
-                keys.create(key, settings)?;
+            Self::Reserve { key, capacity, ref options } => {
+                let settings = keys.defaults().with_options(capacity, options);
+                if !reserve_capacity_fits(capacity, settings.bucket_size) {
+                    return Ok(Reply::error(RESERVE_RANGE));
+                }
+                keys.create(key, &settings)?;
                 Reply::Ok
             }
             Self::Add { key, item, nx } => {
-                let settings = Settings::with_capacity(keys.default_capacity());
+                let settings = keys.defaults().settings(None);
                 keys.read_or_create(key, &settings, |e| match add(keys, key, e, item, nx) {
                     Added::Yes => Reply::Bool(true),
                     Added::Present => Reply::Bool(false),
@@ -348,8 +355,13 @@ impl Command<'_> {
                 if no_create {
                     keys.read(key, |e| e.map_or(Reply::error("ERR not found"), each))?
                 } else {
-                    let capacity = capacity.unwrap_or_else(|| keys.default_capacity());
-                    keys.read_or_create(key, &Settings::with_capacity(capacity), each)?
+                    let settings = keys.defaults().settings(capacity);
+                    if capacity.is_some()
+                        && !reserve_capacity_fits(settings.capacity, settings.bucket_size)
+                    {
+                        return Ok(Reply::error(INSERT_RANGE));
+                    }
+                    keys.read_or_create(key, &settings, each)?
                 }
             }
             // A missing key holds no item; RedisBloom answers 0 for a key of another type too.

@@ -5,7 +5,7 @@ use lockfree_cuckoo::InsertError;
 use crate::entry::Entry;
 use crate::loads::Loads;
 use crate::reply::Reply;
-use crate::settings::Settings;
+use crate::settings::{Defaults, Settings};
 
 /// Why a key could not be used as a command asked.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -93,9 +93,9 @@ pub trait Keyspace {
         entry.filter.insert(item)
     }
 
-    /// The capacity of a filter that `CF.ADD` or `CF.INSERT` creates without one
-    /// (RedisBloom's `cf-initial-size`, 1024).
-    fn default_capacity(&self) -> u64 {
-        1024
+    /// What the host fills in for options a command leaves out (RedisBloom's `cf-initial-size`
+    /// and the other `cf-*` configuration).
+    fn defaults(&self) -> Defaults {
+        Defaults::REDISBLOOM
     }
 }

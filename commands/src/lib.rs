@@ -49,5 +49,6 @@ pub use keyspace::{KeyError, Keyspace};
 pub use loads::{dump_chunk, Loaded, Loads, CHUNK_BYTES};
 pub use reply::{write_bulk, write_error, Protocol, Reply};
 pub use settings::{
-    Settings, DEFAULT_BUCKET_SIZE, DEFAULT_EXPANSION, DEFAULT_MAX_ITERATIONS, MAX_EXPANSION,
+    Defaults, Options, Settings, DEFAULT_BUCKET_SIZE, DEFAULT_EXPANSION, DEFAULT_MAX_ITERATIONS,
+    MAX_EXPANSION,
 };

@@ -35,16 +35,81 @@ pub const DEFAULT_EXPANSION: u16 = 1;
 /// The largest `EXPANSION` RedisBloom accepts.
 pub const MAX_EXPANSION: i64 = 32_768;
 
-impl Settings {
-    /// A filter of `capacity` with RedisBloom's other defaults (what `CF.ADD` creates).
-    pub const fn with_capacity(capacity: u64) -> Self {
-        Self {
-            capacity,
-            bucket_size: DEFAULT_BUCKET_SIZE,
-            max_iterations: DEFAULT_MAX_ITERATIONS,
-            expansion: DEFAULT_EXPANSION,
-            seed: None,
+/// What a host fills in for the options a command leaves out: RedisBloom's configuration
+/// `cf-initial-size`, `cf-bucket-size`, `cf-max-iterations` and `cf-expansion-factor`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Defaults {
+    /// The capacity of a filter that `CF.ADD` or `CF.INSERT` creates without one.
+    pub capacity: u64,
+    /// `BUCKETSIZE` where `CF.RESERVE` gives none (and of filters the adds create).
+    pub bucket_size: u8,
+    /// `MAXITERATIONS` likewise.
+    pub max_iterations: u16,
+    /// `EXPANSION` likewise: 0 makes the filters that the adds create fixed.
+    pub expansion: u16,
+}
+
+impl Defaults {
+    /// RedisBloom's defaults: 1024, 2, 20, 1.
+    pub const REDISBLOOM: Self = Self {
+        capacity: 1024,
+        bucket_size: DEFAULT_BUCKET_SIZE,
+        max_iterations: DEFAULT_MAX_ITERATIONS,
+        expansion: DEFAULT_EXPANSION,
+    };
+
+    /// The settings of a filter that an add creates, of `capacity` if the command gave one.
+    pub const fn settings(&self, capacity: Option<u64>) -> Settings {
+        let capacity = match capacity {
+            Some(capacity) => capacity,
+            None => self.capacity,
+        };
+        self.with_options(capacity, &Options::NONE)
+    }
+
+    /// The settings of `CF.RESERVE key capacity` with `options`: these defaults where an
+    /// option was left out.
+    pub const fn with_options(&self, capacity: u64, options: &Options) -> Settings {
+        const fn or<T: Copy>(given: Option<T>, default: T) -> T {
+            match given {
+                Some(value) => value,
+                None => default,
+            }
         }
+        Settings {
+            capacity,
+            bucket_size: or(options.bucket_size, self.bucket_size),
+            max_iterations: or(options.max_iterations, self.max_iterations),
+            expansion: or(options.expansion, self.expansion),
+            seed: options.seed,
+        }
+    }
+}
+
+/// The options a `CF.RESERVE` gave, each `None` where it gave none and the host's [`Defaults`]
+/// apply.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// `BUCKETSIZE`.
+    pub bucket_size: Option<u8>,
+    /// `MAXITERATIONS`.
+    pub max_iterations: Option<u16>,
+    /// `EXPANSION`.
+    pub expansion: Option<u16>,
+    /// `SEED`.
+    pub seed: Option<u64>,
+}
+
+impl Options {
+    /// No option given.
+    pub const NONE: Self =
+        Self { bucket_size: None, max_iterations: None, expansion: None, seed: None };
+}
+
+impl Settings {
+    /// A filter of `capacity` with RedisBloom's other defaults.
+    pub const fn with_capacity(capacity: u64) -> Self {
+        Defaults::REDISBLOOM.settings(Some(capacity))
     }
 
     /// Builds the filter these settings describe; a growable one may take at most

@@ -6,7 +6,10 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::OnceLock;
 
 use lockfree_cuckoo::BuildError;
-use lockfree_cuckoo_commands::{Entry, KeyError, Keyspace, Loads, Settings};
+use lockfree_cuckoo_commands::{
+    Defaults, Entry, KeyError, Keyspace, Loads, Settings, DEFAULT_BUCKET_SIZE, DEFAULT_EXPANSION,
+    DEFAULT_MAX_ITERATIONS,
+};
 use valkey_module::key::ValkeyKeyWritable;
 use valkey_module::{Context, ContextFlags};
 
@@ -14,6 +17,11 @@ use crate::value::{register, CF_TYPE};
 
 /// `cf-initial-size`: the capacity of a filter `CF.ADD` or `CF.INSERT` creates without one.
 pub(crate) static INITIAL_SIZE: AtomicI64 = AtomicI64::new(1024);
+/// `cf-bucket-size`, `cf-max-iterations`, `cf-expansion-factor`: RedisBloom's defaults for the
+/// options a `CF.RESERVE` leaves out, and for the filters the adds create.
+pub(crate) static BUCKET_SIZE: AtomicI64 = AtomicI64::new(DEFAULT_BUCKET_SIZE as i64);
+pub(crate) static MAX_ITERATIONS: AtomicI64 = AtomicI64::new(DEFAULT_MAX_ITERATIONS as i64);
+pub(crate) static EXPANSION_FACTOR: AtomicI64 = AtomicI64::new(DEFAULT_EXPANSION as i64);
 /// `cf-max-memory`: the most bytes one growable filter grows to, and the most that
 /// `CF.LOADCHUNK` transfers under way hold together.
 pub(crate) static MAX_MEMORY: AtomicI64 = AtomicI64::new(DEFAULT_MAX_MEMORY);
@@ -171,7 +179,16 @@ impl Keyspace for Keys<'_> {
         loads
     }
 
-    fn default_capacity(&self) -> u64 {
-        u64::try_from(INITIAL_SIZE.load(Ordering::Relaxed)).unwrap_or(1024)
+    fn defaults(&self) -> Defaults {
+        // The configurations' ranges (`lib.rs`) make the conversions exact; a value out of
+        // range keeps RedisBloom's default.
+        let get = |config: &AtomicI64| config.load(Ordering::Relaxed);
+        let r = Defaults::REDISBLOOM;
+        Defaults {
+            capacity: u64::try_from(get(&INITIAL_SIZE)).unwrap_or(r.capacity),
+            bucket_size: u8::try_from(get(&BUCKET_SIZE)).unwrap_or(r.bucket_size),
+            max_iterations: u16::try_from(get(&MAX_ITERATIONS)).unwrap_or(r.max_iterations),
+            expansion: u16::try_from(get(&EXPANSION_FACTOR)).unwrap_or(r.expansion),
+        }
     }
 }

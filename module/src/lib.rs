@@ -24,8 +24,10 @@
 //!   command once its chunks make a filter (the snapshot records the key). The filter is
 //!   deterministic, so a replica that applies the same commands holds the same bytes
 //!   (`DEBUG DIGEST-VALUE` agrees on both), and so does a restart from the AOF.
-//! - **Configuration**: `cuckoo.cf-initial-size` (the capacity `CF.ADD` and `CF.INSERT` create
-//!   a filter with, 1024) and `cuckoo.cf-max-memory` (how far one growable filter grows,
+//! - **Configuration**: RedisBloom's `cf-initial-size` (the capacity `CF.ADD` and `CF.INSERT`
+//!   create a filter with, 1024), `cf-bucket-size`, `cf-max-iterations` and
+//!   `cf-expansion-factor` (the options a `CF.RESERVE` leaves out), under `cuckoo.`, with their
+//!   ranges (`CONFIGS`), and `cuckoo.cf-max-memory` (how far one growable filter grows,
 //!   64 MiB: about 30 million items from 1024; a growable `CF.RESERVE` whose first table is
 //!   larger gets that table and does not grow), in the engine's configuration file, on its
 //!   command line (`--cuckoo.cf-initial-size 4096`) or with `CONFIG SET`. The ceiling is one
@@ -54,8 +56,12 @@ mod value;
 
 use std::ffi::CString;
 use std::os::raw::c_int;
+use std::sync::atomic::{AtomicI64, Ordering};
 
-use lockfree_cuckoo_commands::{find, parse, Command, Keyspace, Protocol, Reply, COMMANDS};
+use lockfree_cuckoo_commands::{
+    find, parse, Command, Keyspace, Protocol, Reply, COMMANDS, DEFAULT_BUCKET_SIZE,
+    DEFAULT_EXPANSION, DEFAULT_MAX_ITERATIONS, MAX_EXPANSION,
+};
 use valkey_module::configuration::ConfigurationFlags;
 use valkey_module::{
     raw, valkey_module, Context, ContextFlags, InfoContext, Status, ValkeyResult, ValkeyString,
@@ -63,7 +69,10 @@ use valkey_module::{
 use valkey_module_macros::info_command_handler;
 
 use crate::alloc::EngineAlloc;
-use crate::keys::{Keys, DEFAULT_MAX_MEMORY, INITIAL_SIZE, MAX_MEMORY};
+use crate::keys::{
+    Keys, BUCKET_SIZE, DEFAULT_MAX_MEMORY, EXPANSION_FACTOR, INITIAL_SIZE, MAX_ITERATIONS,
+    MAX_MEMORY,
+};
 use crate::value::CF_TYPE;
 
 /// Every `CF.*` command, through one handler that parses it (the name is its first argument).
@@ -176,7 +185,72 @@ fn replicate_load(context: &Context, keys: &Keys<'_>, key: &[u8], existed: bool,
     context.replicate("CF.LOADCHUNK", &[key, cursor.as_bytes(), &snapshot[..]][..]);
 }
 
+/// One numeric configuration: its name (after the module's `cuckoo.`), where its value lives,
+/// its default and its range.
+struct Config {
+    name: &'static str,
+    value: &'static AtomicI64,
+    default: i64,
+    min: i64,
+    max: i64,
+}
+
+/// Every configuration, RedisBloom's names, defaults and ranges where RedisBloom has them.
+/// `valkey_module!` registers them in this order.
+const CONFIGS: [Config; 5] = [
+    Config { name: "cf-initial-size", value: &INITIAL_SIZE, default: 1024, min: 2, max: 1 << 30 },
+    Config {
+        name: "cf-max-memory",
+        value: &MAX_MEMORY,
+        default: DEFAULT_MAX_MEMORY,
+        min: 1 << 16,
+        max: i64::MAX,
+    },
+    Config {
+        name: "cf-bucket-size",
+        value: &BUCKET_SIZE,
+        default: DEFAULT_BUCKET_SIZE as i64,
+        min: 1,
+        max: 255,
+    },
+    Config {
+        name: "cf-max-iterations",
+        value: &MAX_ITERATIONS,
+        default: DEFAULT_MAX_ITERATIONS as i64,
+        min: 1,
+        max: 65_535,
+    },
+    Config {
+        name: "cf-expansion-factor",
+        value: &EXPANSION_FACTOR,
+        default: DEFAULT_EXPANSION as i64,
+        min: 0,
+        max: MAX_EXPANSION,
+    },
+];
+
+/// The configurations' values against their ranges. The engine checks `CONFIG SET` and the
+/// configuration file, but a value given as a module argument (`--loadmodule ... cf-initial-size
+/// 0`) becomes the registered default, which no engine checks: such a value stops the load with
+/// a log line rather than making filters the ranges rule out.
+fn configs_in_range(ctx: &Context) -> bool {
+    CONFIGS.iter().all(|config| {
+        let value = config.value.load(Ordering::Relaxed);
+        let fits = (config.min..=config.max).contains(&value);
+        if !fits {
+            ctx.log_warning(&format!(
+                "cuckoo.{}: {value} is out of its range [{}, {}]",
+                config.name, config.min, config.max
+            ));
+        }
+        fits
+    })
+}
+
 fn init(ctx: &Context, _args: &[ValkeyString]) -> Status {
+    if !configs_in_range(ctx) {
+        return Status::Err;
+    }
     // Short reads in RDB and RESTORE payloads become errors the type's loader sees, not aborts.
     ctx.set_module_options(raw::ModuleOptions::HANDLE_IO_ERRORS);
     for spec in COMMANDS {
@@ -254,8 +328,11 @@ valkey_module! {
     commands: [],
     configurations: [
         i64: [
-            ["cf-initial-size", &INITIAL_SIZE, 1024, 4, 1 << 30, ConfigurationFlags::DEFAULT, None],
-            ["cf-max-memory", &MAX_MEMORY, DEFAULT_MAX_MEMORY, 1 << 16, i64::MAX, ConfigurationFlags::DEFAULT, None],
+            [CONFIGS[0].name, CONFIGS[0].value, CONFIGS[0].default, CONFIGS[0].min, CONFIGS[0].max, ConfigurationFlags::DEFAULT, None],
+            [CONFIGS[1].name, CONFIGS[1].value, CONFIGS[1].default, CONFIGS[1].min, CONFIGS[1].max, ConfigurationFlags::DEFAULT, None],
+            [CONFIGS[2].name, CONFIGS[2].value, CONFIGS[2].default, CONFIGS[2].min, CONFIGS[2].max, ConfigurationFlags::DEFAULT, None],
+            [CONFIGS[3].name, CONFIGS[3].value, CONFIGS[3].default, CONFIGS[3].min, CONFIGS[3].max, ConfigurationFlags::DEFAULT, None],
+            [CONFIGS[4].name, CONFIGS[4].value, CONFIGS[4].default, CONFIGS[4].min, CONFIGS[4].max, ConfigurationFlags::DEFAULT, None],
         ],
         string: [],
         bool: [],

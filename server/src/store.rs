@@ -38,7 +38,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use lockfree_cuckoo::{CuckooFilter, InsertError};
-use lockfree_cuckoo_commands::{Entry, KeyError, Keyspace, Loads, Settings};
+use lockfree_cuckoo_commands::{Defaults, Entry, KeyError, Keyspace, Loads, Settings};
 
 type Map = papaya::HashMap<Box<[u8]>, Held>;
 
@@ -333,8 +333,8 @@ impl Keyspace for Store {
         &self.loads
     }
 
-    fn default_capacity(&self) -> u64 {
-        self.default_capacity
+    fn defaults(&self) -> Defaults {
+        Defaults { capacity: self.default_capacity, ..Defaults::REDISBLOOM }
     }
 
     fn insert(&self, key: &[u8], entry: &Entry, item: &[u8]) -> Result<(), InsertError> {

@@ -5,7 +5,8 @@
 use redis::Value;
 
 use crate::common::{
-    call, cf_info, digest, info_field, memory_usage, run, used_memory, wait_until, Node, ENGINES,
+    call, cf_info, digest, free_port, info_field, memory_usage, module, run, used_memory,
+    wait_until, Node, ENGINES,
 };
 
 #[test]
@@ -309,5 +310,114 @@ fn a_reserve_of_a_billion_items_does_not_write_its_table() {
         assert_eq!(run(&mut c, "CF.ADD x a"), Value::Int(1), "{engine:?}");
         assert_eq!(run(&mut c, "CF.EXISTS x a"), Value::Int(1), "{engine:?}");
         assert_eq!(run(&mut c, "DEL x"), Value::Int(1), "{engine:?}");
+    }
+}
+
+/// RedisBloom's configuration (`cf-initial-size`, `cf-bucket-size`, `cf-max-iterations`,
+/// `cf-expansion-factor`, under the module's `cuckoo.`): its defaults and ranges, and what each
+/// changes: the options a `CF.RESERVE` leaves out and the filters the adds create.
+#[test]
+fn redisbloom_configuration_names_defaults_and_ranges() {
+    for engine in ENGINES {
+        let dir = tempfile::tempdir().unwrap();
+        let Some(node) = Node::start(engine, dir.path(), &[]) else { continue };
+        let mut c = node.client();
+        let get = |c: &mut redis::Connection, name: &str| {
+            let Value::Array(pair) = run(c, &format!("CONFIG GET cuckoo.{name}")) else { panic!() };
+            let Value::BulkString(value) = &pair[1] else { panic!("{name}: {pair:?}") };
+            String::from_utf8(value.clone()).unwrap()
+        };
+        let defaults = [
+            ("cf-initial-size", "1024"),
+            ("cf-bucket-size", "2"),
+            ("cf-max-iterations", "20"),
+            ("cf-expansion-factor", "1"),
+        ];
+        for (name, value) in defaults {
+            assert_eq!(get(&mut c, name), value, "{engine:?}: {name}");
+        }
+        let out_of_range = [
+            ("cf-initial-size", "1"),
+            ("cf-initial-size", "1073741825"),
+            ("cf-bucket-size", "0"),
+            ("cf-bucket-size", "256"),
+            ("cf-max-iterations", "0"),
+            ("cf-max-iterations", "65536"),
+            ("cf-expansion-factor", "-1"),
+            ("cf-expansion-factor", "32769"),
+        ];
+        for (name, value) in out_of_range {
+            let set = format!("cuckoo.{name}");
+            let refused = call(&mut c, &[b"CONFIG", b"SET", set.as_bytes(), value.as_bytes()]);
+            assert!(refused.is_err(), "{engine:?}: {name} {value} taken");
+        }
+        // What each one changes.
+        run(&mut c, "CONFIG SET cuckoo.cf-expansion-factor 0");
+        run(&mut c, "CONFIG SET cuckoo.cf-max-iterations 30");
+        run(&mut c, "CONFIG SET cuckoo.cf-initial-size 2000");
+        run(&mut c, "CF.RESERVE r 1000");
+        assert_eq!(cf_info(&mut c, "r", "Expansion rate"), 0, "{engine:?}");
+        assert_eq!(cf_info(&mut c, "r", "Max iterations"), 30, "{engine:?}");
+        run(&mut c, "CF.RESERVE given 1000 EXPANSION 2 MAXITERATIONS 5");
+        assert_eq!(cf_info(&mut c, "given", "Expansion rate"), 2, "{engine:?}");
+        assert_eq!(cf_info(&mut c, "given", "Max iterations"), 5, "{engine:?}");
+        run(&mut c, "CF.ADD added a");
+        assert_eq!(cf_info(&mut c, "added", "Expansion rate"), 0, "{engine:?}");
+        assert!(cf_info(&mut c, "added", "Size") > cf_info(&mut c, "r", "Size"), "{engine:?}");
+        // A fixed filter: it fills and refuses, and never adds a level.
+        let mut at = 0;
+        while insert_batch(&mut c, "added", at, 500) {
+            at += 500;
+            assert!(at < 100_000, "{engine:?}: no refusal");
+        }
+        assert_eq!(cf_info(&mut c, "added", "Number of filters"), 1, "{engine:?}");
+        // The capacity's range follows the bucket size in force.
+        run(&mut c, "CONFIG SET cuckoo.cf-bucket-size 3");
+        let refused = call(&mut c, &[b"CF.RESERVE", b"b", b"5"]).unwrap_err();
+        assert!(refused.to_string().contains("must be in the range"), "{engine:?}: {refused}");
+        assert_eq!(run(&mut c, "CF.RESERVE b 6"), Value::Okay, "{engine:?}");
+        assert_eq!(run(&mut c, "CF.RESERVE b4 5 BUCKETSIZE 2"), Value::Okay, "{engine:?}");
+    }
+}
+
+/// A configuration given out of its range as a module argument, which becomes the registered
+/// default that no engine checks, stops the load with a log line naming it.
+#[test]
+fn an_out_of_range_module_argument_stops_the_load() {
+    for engine in ENGINES {
+        let Some(binary) = engine.binary() else { continue };
+        for (name, value) in [("cf-initial-size", "0"), ("cf-expansion-factor", "-5")] {
+            let dir = tempfile::tempdir().unwrap();
+            let log = dir.path().join("log");
+            let mut engine_process = std::process::Command::new(&binary)
+                .args(["--port", &free_port().to_string(), "--bind", "127.0.0.1", "--save", ""])
+                .arg("--logfile")
+                .arg(&log)
+                .arg("--loadmodule")
+                .arg(module())
+                .args([name, value])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+            let status = loop {
+                if let Some(status) = engine_process.try_wait().unwrap() {
+                    break Some(status);
+                }
+                if std::time::Instant::now() > deadline {
+                    engine_process.kill().unwrap();
+                    engine_process.wait().unwrap();
+                    break None;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            };
+            assert!(status.is_some_and(|s| !s.success()), "{engine:?}: loaded with {name} {value}");
+            let log = std::fs::read_to_string(&log).unwrap_or_default();
+            assert!(
+                log.contains(&format!("cuckoo.{name}: {value} is out of its range")),
+                "{engine:?}: {log}"
+            );
+        }
     }
 }
