@@ -106,6 +106,10 @@ pub enum Loaded {
     Whole(CuckooFilter),
 }
 
+/// RedisBloom's reply to a chunk it cannot take, whatever the reason: its own tests and clients
+/// compare the whole text.
+const LOAD_FAILED: &str = "Couldn't load chunk!";
+
 impl Loads {
     /// No transfers, at most `limit` bytes held for them together (their keys included), and
     /// the filters they make on huge pages if `huge_pages` says so.
@@ -125,12 +129,13 @@ impl Loads {
     ///
     /// # Errors
     ///
-    /// The reply for an empty chunk or one that does not follow the bytes received (nothing
-    /// changes), for bytes over the bound, or for a snapshot the library refuses (the
-    /// transfer is dropped).
+    /// RedisBloom's replies: `Couldn't load chunk!` for an empty chunk or one that does not
+    /// follow the bytes received (nothing changes) and for a snapshot the library refuses (the
+    /// transfer is dropped), `Couldn't create filter!` when that happens at the first chunk,
+    /// and `Insufficient memory` for bytes over the bound.
     pub fn add(&self, key: &[u8], start: u64, data: &[u8]) -> Result<Loaded, Reply> {
         if data.is_empty() {
-            return Err(Reply::error("Couldn't load chunk! it is empty"));
+            return Err(Reply::error(LOAD_FAILED));
         }
         let mut staged = self.staged.lock().unwrap_or_else(|e| e.into_inner());
         if start == 0 {
@@ -138,10 +143,7 @@ impl Loads {
         }
         let held = staged.by_key.get(key).map(Vec::len);
         if start != held.unwrap_or(0) as u64 {
-            let held = held.unwrap_or(0);
-            return Err(Reply::error_owned(format!(
-                "Couldn't load chunk! it starts at byte {start}, and {held} bytes were received"
-            )));
+            return Err(Reply::error(LOAD_FAILED));
         }
         let limit = self.limit.load(Ordering::Relaxed);
         let mut bytes = staged.take(key).unwrap_or_default();
@@ -162,7 +164,9 @@ impl Loads {
                 staged.keep(key, bytes);
                 Ok(Loaded::Partial)
             }
-            Err(e) => Err(Reply::error_owned(format!("Couldn't load chunk! {e}"))),
+            // The first chunk holds the header, from which RedisBloom creates its filter.
+            Err(_) if start == 0 => Err(Reply::error("Couldn't create filter!")),
+            Err(_) => Err(Reply::error(LOAD_FAILED)),
         }
     }
 
