@@ -3,6 +3,7 @@
 //! carries it out on a [`Keyspace`].
 
 use crate::args::{parse_i64, parse_u64, Argv};
+use crate::docs::{docs, Docs};
 use crate::entry::Entry;
 use crate::keyspace::{KeyError, Keyspace};
 use crate::loads::{dump_chunk, Loaded, CHUNK_BYTES};
@@ -25,6 +26,8 @@ pub struct Spec {
     pub flags: &'static str,
     /// Redis's ACL categories besides `cuckoo`.
     pub categories: &'static str,
+    /// What `COMMAND DOCS` and `COMMAND INFO` say of it.
+    pub docs: Docs,
 }
 
 const fn spec(
@@ -34,7 +37,7 @@ const fn spec(
     flags: &'static str,
     categories: &'static str,
 ) -> Spec {
-    Spec { name, arity, write, flags, categories }
+    Spec { name, arity, write, flags, categories, docs: docs(name) }
 }
 
 /// Every `CF.*` command, RedisBloom's arities and flags. The key is always argument 1.

@@ -36,6 +36,7 @@
 
 mod args;
 mod command;
+mod docs;
 mod entry;
 mod keyspace;
 mod loads;
@@ -44,6 +45,7 @@ mod settings;
 
 pub use args::{lower_name, parse_i64, Argv};
 pub use command::{find, parse, Command, Spec, COMMANDS, MAX_CAPACITY};
+pub use docs::{Arg, ArgKind, Docs, KeyUse};
 pub use entry::Entry;
 pub use keyspace::{KeyError, Keyspace};
 pub use loads::{dump_chunk, Loaded, Loads, CHUNK_BYTES};

@@ -483,3 +483,24 @@ fn reserve_seed_keys_the_filter() {
     let keys = m.keys.borrow();
     assert_eq!(keys[&b"a"[..]].filter.to_bytes(), keys[&b"a2"[..]].filter.to_bytes());
 }
+
+/// Every command's docs name its key first and agree with its arity: the words its required
+/// arguments take (with their tokens) are the arity's minimum, and an arity that is exact
+/// leaves no argument optional or repeated.
+#[test]
+fn every_command_has_docs_that_agree_with_its_arity() {
+    use lockfree_cuckoo_commands::ArgKind;
+    for spec in COMMANDS {
+        let docs = spec.docs;
+        assert!(!docs.summary.is_empty() && !docs.complexity.is_empty(), "{}", spec.name);
+        assert_eq!(docs.args.first().map(|a| a.kind), Some(ArgKind::Key), "{}", spec.name);
+        let words = |arg: &lockfree_cuckoo_commands::Arg| match arg.kind {
+            ArgKind::PureToken => 1,
+            _ => 1 + usize::from(arg.token.is_some()),
+        };
+        let required: usize = docs.args.iter().filter(|a| !a.optional).map(words).sum();
+        assert_eq!(required + 1, spec.arity.unsigned_abs() as usize, "{}", spec.name);
+        let open = docs.args.iter().any(|a| a.optional || a.multiple);
+        assert_eq!(open, spec.arity < 0, "{}", spec.name);
+    }
+}

@@ -50,6 +50,7 @@
 //! to `CF.EXISTS` and `CF.COUNT` on it), and the module does not defragment its values.
 
 mod alloc;
+mod command_info;
 mod keys;
 mod reply;
 mod value;
@@ -267,6 +268,12 @@ fn init(ctx: &Context, _args: &[ValkeyString]) -> Status {
         if created == raw::Status::Err as c_int {
             ctx.log_warning(&format!("cannot register {}", spec.name));
             return Status::Err;
+        }
+        // SAFETY: as for `create`; the name outlives the call.
+        let command = unsafe { raw::RedisModule_GetCommand }
+            .map_or(std::ptr::null_mut(), |get| unsafe { get(ctx.ctx, name.as_ptr()) });
+        if command.is_null() || !command_info::set(command, spec) {
+            ctx.log_notice(&format!("{}: this engine takes no command docs", spec.name));
         }
     }
     add_acl_category(ctx);

@@ -421,3 +421,65 @@ fn an_out_of_range_module_argument_stops_the_load() {
         }
     }
 }
+
+/// `COMMAND DOCS`, `COMMAND INFO` and `COMMAND GETKEYS` know every command: its summary,
+/// complexity, arguments (the key first, RedisBloom's `CF.RESERVE` summary among them) and its
+/// key specification, from the commands' own docs.
+#[test]
+fn command_docs_and_key_specs_for_every_command() {
+    fn text(value: &Value) -> String {
+        match value {
+            Value::BulkString(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+            Value::SimpleString(text) => text.clone(),
+            Value::Int(n) => n.to_string(),
+            other => format!("{other:?}"),
+        }
+    }
+    /// A flat `[name, value, ...]` array (or a RESP3 map) as pairs.
+    fn fields(value: &Value) -> Vec<(String, Value)> {
+        match value {
+            Value::Array(items) => {
+                items.chunks(2).map(|pair| (text(&pair[0]), pair[1].clone())).collect()
+            }
+            Value::Map(pairs) => pairs.iter().map(|(k, v)| (text(k), v.clone())).collect(),
+            other => panic!("not fields: {other:?}"),
+        }
+    }
+    fn field(value: &Value, name: &str) -> Value {
+        let found = fields(value).into_iter().find(|(k, _)| k == name);
+        found.unwrap_or_else(|| panic!("no {name} in {value:?}")).1
+    }
+    for engine in ENGINES {
+        let dir = tempfile::tempdir().unwrap();
+        let Some(node) = Node::start(engine, dir.path(), &[]) else { continue };
+        let mut c = node.client();
+        for spec in lockfree_cuckoo_commands::COMMANDS {
+            let docs = call(&mut c, &[b"COMMAND", b"DOCS", spec.name.as_bytes()]).unwrap();
+            let (name, docs) = fields(&docs).pop().unwrap_or_else(|| panic!("{}", spec.name));
+            assert_eq!(name, spec.name, "{engine:?}");
+            assert_eq!(text(&field(&docs, "summary")), spec.docs.summary, "{engine:?}");
+            assert_eq!(text(&field(&docs, "complexity")), spec.docs.complexity, "{engine:?}");
+            assert_eq!(text(&field(&docs, "group")), "module", "{engine:?}");
+            let Value::Array(args) = field(&docs, "arguments") else { panic!("{engine:?}") };
+            let names: Vec<String> = args.iter().map(|a| text(&field(a, "name"))).collect();
+            let want: Vec<&str> = spec.docs.args.iter().map(|a| a.name).collect();
+            assert_eq!(names, want, "{engine:?}: {}", spec.name);
+            assert_eq!(text(&field(&args[0], "type")), "key", "{engine:?}: {}", spec.name);
+            assert_eq!(text(&field(&args[0], "key_spec_index")), "0", "{engine:?}");
+            // COMMAND INFO: the arity, and one key specification that begins at argument 1.
+            let info = call(&mut c, &[b"COMMAND", b"INFO", spec.name.as_bytes()]).unwrap();
+            let Value::Array(info) = info else { panic!() };
+            let Value::Array(info) = &info[0] else { panic!("{engine:?}: {info:?}") };
+            assert_eq!(info[1], Value::Int(spec.arity.into()), "{engine:?}: {}", spec.name);
+            let Value::Array(key_specs) = &info[8] else { panic!("{engine:?}: {info:?}") };
+            assert_eq!(key_specs.len(), 1, "{engine:?}: {}", spec.name);
+            let begin = field(&field(&key_specs[0], "begin_search"), "spec");
+            assert_eq!(text(&field(&begin, "index")), "1", "{engine:?}: {}", spec.name);
+            let flags = format!("{:?}", field(&key_specs[0], "flags"));
+            let access = if spec.write { "RW" } else { "RO" };
+            assert!(flags.contains(access), "{engine:?}: {}: {flags}", spec.name);
+        }
+        let keys = run(&mut c, "COMMAND GETKEYS CF.INSERT k CAPACITY 100 ITEMS a b");
+        assert_eq!(keys, Value::Array(vec![Value::BulkString(b"k".to_vec())]), "{engine:?}");
+    }
+}
