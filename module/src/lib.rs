@@ -42,8 +42,10 @@
 //!   of gigabytes neither blocks the engine nor touches the pages), and a filter whose first
 //!   table would pass `maxmemory` is refused before it is allocated (`keys.rs`).
 //! - **`INFO cuckoo`**: the number of filters and their bytes.
-//! - **ACL category `cuckoo`** on engines that have module categories (Valkey 8 and later,
-//!   Redis 8); on older engines the commands are in the built-in categories of their flags.
+//! - **ACL categories** as RedisBloom's: `read` or `write` (and `fast`) by what each command
+//!   does, and `cuckoo` for all of them, on engines that let a module set them (Valkey 8 and
+//!   later, Redis 8; Redis 7.2 the first two). Redis 7.0 puts module commands in no category:
+//!   grant them with `+@all` or by name.
 //!
 //! Where these commands differ from RedisBloom's is listed in the commands crate. Beyond
 //! that: a key of another type is a `WRONGTYPE` error for every command (RedisBloom answers 0
@@ -276,12 +278,14 @@ fn init(ctx: &Context, _args: &[ValkeyString]) -> Status {
             ctx.log_notice(&format!("{}: this engine takes no command docs", spec.name));
         }
     }
-    add_acl_category(ctx);
+    set_acl_categories(ctx);
     Status::Ok
 }
 
-/// The `cuckoo` ACL category on every command, where the engine has module categories.
-fn add_acl_category(ctx: &Context) {
+/// The ACL categories of every command, where the engine lets a module set them: RedisBloom's
+/// `read` or `write` (and `fast`), which engines give module commands only when the module
+/// names them, and `cuckoo` where the engine also lets a module add a category.
+fn set_acl_categories(ctx: &Context) {
     // SAFETY: the engine's API table is filled once at load, before `init`, and only read;
     // a function the engine lacks is None.
     let api = unsafe {
@@ -291,20 +295,29 @@ fn add_acl_category(ctx: &Context) {
             raw::RedisModule_SetCommandACLCategories,
         )
     };
-    let (Some(add), Some(get), Some(set)) = api else {
-        ctx.log_notice("this engine has no module ACL categories: the commands keep their flags'");
+    let (add, Some(get), Some(set)) = api else {
+        ctx.log_notice(
+            "this engine sets module commands no ACL categories: grant them with +@all or by name",
+        );
         return;
     };
     // SAFETY: the strings outlive the calls; the command handles come from the engine.
     unsafe {
-        if add(ctx.ctx, c"cuckoo".as_ptr()) == raw::Status::Err as c_int {
-            return;
-        }
+        let cuckoo =
+            add.is_some_and(|add| add(ctx.ctx, c"cuckoo".as_ptr()) == raw::Status::Ok as c_int);
         for spec in COMMANDS {
-            let Ok(name) = CString::new(spec.name) else { continue };
+            let categories = if cuckoo {
+                format!("cuckoo {}", spec.categories)
+            } else {
+                spec.categories.to_owned()
+            };
+            let (Ok(name), Ok(categories)) = (CString::new(spec.name), CString::new(categories))
+            else {
+                continue;
+            };
             let command = get(ctx.ctx, name.as_ptr());
             if !command.is_null() {
-                set(command, c"cuckoo".as_ptr());
+                set(command, categories.as_ptr());
             }
         }
     }

@@ -483,3 +483,61 @@ fn command_docs_and_key_specs_for_every_command() {
         assert_eq!(keys, Value::Array(vec![Value::BulkString(b"k".to_vec())]), "{engine:?}");
     }
 }
+
+/// `spec`'s name, the key `f`, and `a` for the other words its arity asks at least: a line the
+/// engine passes to its ACL check (it refuses a wrong arity first).
+fn command_line(spec: &lockfree_cuckoo_commands::Spec) -> String {
+    let mut words = vec![spec.name.to_uppercase(), "f".into()];
+    words.resize(spec.arity.unsigned_abs() as usize, "a".into());
+    words.join(" ")
+}
+
+/// RedisBloom's ACL behaviour: `+@read` lets a user run the commands that only read, `+@write`
+/// the others, and (on engines with module categories) `+@cuckoo` all of them, as RedisBloom's
+/// `cuckoo` category does; a user without them runs none. Redis before 7.2 puts module
+/// commands in no category of their flags (RedisBloom's ACL tests skip it): there only `+@all`
+/// or the commands by name grant them, as `module/README.md` says.
+#[test]
+fn acl_categories_grant_the_commands_as_redisbloom_s_do() {
+    for engine in ENGINES {
+        let dir = tempfile::tempdir().unwrap();
+        let Some(node) = Node::start(engine, dir.path(), &[]) else { continue };
+        let mut admin = node.client();
+        run(&mut admin, "CF.ADD f a");
+        let version = info_field(&mut admin, "server", "redis_version").unwrap();
+        let numbers: Vec<u32> = version.split('.').map(|n| n.parse().unwrap_or(0)).collect();
+        let by_flags = engine == crate::common::Engine::Valkey || numbers[..2] >= [7, 2][..];
+        let denied = |c: &mut redis::Connection, line: &str| {
+            let words: Vec<&[u8]> = line.split(' ').map(str::as_bytes).collect();
+            match call(c, &words) {
+                Err(e) => e.to_string().contains("no permissions"),
+                Ok(_) => false,
+            }
+        };
+        let users = [("none", ""), ("reader", "+@read"), ("writer", "+@write"), ("any", "+@all")];
+        for (user, rules) in users {
+            run(&mut admin, &format!("ACL SETUSER {user} on >pw ~* &* {rules}"));
+            let mut c = node.client();
+            run(&mut c, &format!("AUTH {user} pw"));
+            for spec in lockfree_cuckoo_commands::COMMANDS {
+                let line = command_line(spec);
+                let allowed = match user {
+                    "reader" => by_flags && !spec.write,
+                    "writer" => by_flags && spec.write,
+                    "any" => true,
+                    _ => false,
+                };
+                assert_eq!(denied(&mut c, &line), !allowed, "{engine:?}: {user}: {line}");
+            }
+        }
+        if engine == crate::common::Engine::Valkey {
+            run(&mut admin, "ACL SETUSER all on >pw ~* &* +@cuckoo");
+            let mut c = node.client();
+            run(&mut c, "AUTH all pw");
+            for spec in lockfree_cuckoo_commands::COMMANDS {
+                let line = command_line(spec);
+                assert!(!denied(&mut c, &line), "{engine:?}: +@cuckoo: {line}");
+            }
+        }
+    }
+}
