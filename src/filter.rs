@@ -625,6 +625,46 @@ impl<S> CuckooFilter<S> {
         self.levels.growth().and_then(|ceiling| ceiling.bytes)
     }
 
+    /// Stops a growable filter from adding levels once it has `levels` (clamped to 1 to 32;
+    /// 1 stops growth, 32 is the most any filter has and the default): an insert that would
+    /// need another level returns [`InsertError::Full`], losing
+    /// nothing, as at a ceiling. It applies from the next growth on; levels already added stay.
+    ///
+    /// A setting of this filter in this process, for a host that bounds a filter's sub-filters
+    /// (RedisBloom's `cf-max-expansions`): clones, snapshots and merges do not carry it. It does
+    /// nothing to a fixed filter.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::builder().capacity(100).growable().build();
+    /// filter.set_max_levels(2);
+    /// let refused = (0..100_000u32).find(|key| filter.insert(key).is_err());
+    /// assert!(refused.is_some());
+    /// assert_eq!((filter.stats().levels, filter.max_levels()), (2, 2));
+    /// filter.set_max_levels(3);
+    /// assert!(filter.insert(&refused.unwrap()).is_ok());
+    /// ```
+    pub fn set_max_levels(&self, levels: usize) {
+        self.levels.set_level_limit(levels);
+    }
+
+    /// The most levels this filter grows to ([`set_max_levels`](Self::set_max_levels)), 32
+    /// unless set.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// assert_eq!(CuckooFilter::with_capacity(10).max_levels(), 32);
+    /// ```
+    pub fn max_levels(&self) -> usize {
+        self.levels.level_limit()
+    }
+
     /// The fraction of fingerprint lanes in use, [`len`](Self::len) over four lanes a bucket.
     /// The false-positive rate grows with it: about `8 × load / 65,532` (the crate docs'
     /// "Guarantees").

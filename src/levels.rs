@@ -114,7 +114,7 @@ use crate::error::InsertError;
 use crate::pending::{self, Block, Overflow};
 use crate::sizing::{buckets_for, capacity_of};
 use crate::stats::Stats;
-use crate::sync::{self, AtomicBool, AtomicPtr, AtomicU64, Ordering, UnsafeCell};
+use crate::sync::{self, AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering, UnsafeCell};
 use crate::table::{FirstRead, Table};
 
 /// The most levels a filter has: level 0 and 31 growths. At [`GROWTH_FACTOR`] 4 the 31st growth
@@ -158,6 +158,9 @@ pub(crate) struct Levels {
     growth: Option<Ceiling>,
     /// Whether `level_0` takes no more new items ([`close_if_full`](Self::close_if_full)).
     level_0_closed: AtomicBool,
+    /// The most levels a growth may bring the filter to ([`set_level_limit`](Self::set_level_limit)),
+    /// [`MAX_LEVELS`] unless a host set fewer.
+    level_limit: AtomicUsize,
     /// Levels built by a growth that lost the race to publish, and freed.
     discarded: AtomicU64,
     /// Blocks of pending removals ([`pending`]) beyond the levels' own.
@@ -280,6 +283,7 @@ impl Levels {
             newest: AtomicPtr::new(newest.cast_mut()),
             growth,
             level_0_closed: AtomicBool::new(false),
+            level_limit: AtomicUsize::new(MAX_LEVELS),
             discarded: AtomicU64::new(0),
             overflow: Overflow::new(),
             pending_count: AtomicU64::new(0),
@@ -712,10 +716,24 @@ impl Levels {
         self.grow(self.newest())
     }
 
-    /// The bucket count of the level to add on top of `newest`, if the ceiling allows one.
+    /// Lets growths bring the filter to `levels` levels at most (1 to [`MAX_LEVELS`]: 1 stops
+    /// growth), from the next growth on. Levels already added stay.
+    pub(crate) fn set_level_limit(&self, levels: usize) {
+        // Relaxed: a setting that publishes nothing; a growth reads whichever value is there.
+        self.level_limit.store(levels.clamp(1, MAX_LEVELS), Ordering::Relaxed);
+    }
+
+    /// The limit [`set_level_limit`](Self::set_level_limit) set, [`MAX_LEVELS`] by default.
+    pub(crate) fn level_limit(&self) -> usize {
+        // Relaxed: as in `set_level_limit`.
+        self.level_limit.load(Ordering::Relaxed)
+    }
+
+    /// The bucket count of the level to add on top of `newest`, if the ceiling and the level
+    /// limit allow one.
     fn next_level(&self, newest: *const Level, ceiling: Ceiling) -> Option<usize> {
         let chain = self.chain_from(newest);
-        if chain.len() >= MAX_LEVELS {
+        if chain.len() >= self.level_limit() {
             return None;
         }
         let mut buckets = chain.newest_table().bucket_count().checked_mul(GROWTH_FACTOR)?;

@@ -436,3 +436,36 @@ fn clear_forgets_pending_and_retained_removals_and_reopens_level_0() {
     }
     assert_eq!(filter.stats().levels, 1, "level 0 stayed closed");
 }
+
+/// `set_max_levels`: growth stops at the limit (an insert that needs another level is refused,
+/// losing nothing), a raised limit lets it go on, a lowered one keeps the levels already added,
+/// and 1 keeps a growable filter at level 0.
+#[test]
+fn growth_stops_at_the_level_limit_and_goes_on_when_it_is_raised() {
+    let filter = growable(None);
+    filter.set_max_levels(3);
+    let mut rng = StdRng::seed_from_u64(SEED);
+    let mut inserted = Vec::new();
+    let refused = loop {
+        let item: u64 = rng.random();
+        match filter.insert(&item) {
+            Ok(()) => inserted.push(item),
+            Err(InsertError::Full) => break item,
+            Err(e) => panic!("{e}"),
+        }
+        assert!(inserted.len() < 100_000, "no refusal at the limit");
+    };
+    assert_eq!(filter.stats().levels, 3);
+    // Refused at the limit, not before: level 2 took more than its own promise's worth.
+    assert!(inserted.len() > CAPACITY * (1 + 4 + 16) * 9 / 10, "{}", inserted.len());
+    assert!(inserted.iter().all(|item| filter.contains(item)));
+    filter.set_max_levels(4);
+    filter.insert(&refused).unwrap();
+    assert_eq!(filter.stats().levels, 4);
+    filter.set_max_levels(2);
+    assert_eq!((filter.max_levels(), filter.stats().levels), (2, 4));
+    let stopped = growable(None);
+    stopped.set_max_levels(1);
+    assert!((0..100_000u64).any(|item| stopped.insert(&item).is_err()));
+    assert_eq!(stopped.stats().levels, 1);
+}

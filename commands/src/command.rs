@@ -251,6 +251,10 @@ fn reserve<A: Argv + ?Sized>(args: &A) -> Result<Command<'_>, Reply> {
     Ok(Command::Reserve { key: args.get(1), capacity, options })
 }
 
+/// RedisBloom's refusal of an insert that would take a filter past `cf-max-expansions`
+/// sub-filters.
+pub const MAX_LEVELS_REACHED: &str = "Maximum expansions reached";
+
 const RESERVE_RANGE: &str = "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]";
 const INSERT_RANGE: &str = "Capacity must be in the range [cf-bucket-size * 2, 1073741824]";
 
@@ -338,6 +342,7 @@ impl Command<'_> {
                     Added::Yes => Reply::Bool(true),
                     Added::Present => Reply::Bool(false),
                     Added::Full => Reply::error("Filter is full"),
+                    Added::MaxLevels => Reply::error(MAX_LEVELS_REACHED),
                 })?
             }
             Self::Insert { key, capacity, no_create, ref items, nx } => {
@@ -347,8 +352,8 @@ impl Command<'_> {
                         (Added::Yes, false) => Reply::Bool(true),
                         (Added::Yes, true) => Reply::Int(1),
                         (Added::Present, _) => Reply::Int(0),
-                        (Added::Full, true) => Reply::Int(-1),
-                        (Added::Full, false) => match protocol {
+                        (Added::Full | Added::MaxLevels, true) => Reply::Int(-1),
+                        (Added::Full | Added::MaxLevels, false) => match protocol {
                             Protocol::Resp2 => Reply::Int(-1),
                             Protocol::Resp3 => Reply::Bool(false),
                         },
@@ -440,6 +445,8 @@ enum Added {
     Yes,
     Present,
     Full,
+    /// Refused by a growable filter at its level limit (`cf-max-expansions`).
+    MaxLevels,
 }
 
 /// `CF.ADDNX` is a lookup, then an insert if the lookup missed: two clients adding the same new
@@ -451,6 +458,9 @@ fn add(keys: &impl Keyspace, key: &[u8], e: &Entry, item: &[u8], nx: bool) -> Ad
     }
     match keys.insert(key, e, item) {
         Ok(()) => Added::Yes,
+        Err(_) if e.filter.is_growable() && e.filter.stats().levels >= e.filter.max_levels() => {
+            Added::MaxLevels
+        }
         Err(_) => Added::Full,
     }
 }

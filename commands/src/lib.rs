@@ -44,7 +44,7 @@ mod reply;
 mod settings;
 
 pub use args::{lower_name, parse_i64, Argv};
-pub use command::{find, parse, Command, Spec, COMMANDS, MAX_CAPACITY};
+pub use command::{find, parse, Command, Spec, COMMANDS, MAX_CAPACITY, MAX_LEVELS_REACHED};
 pub use docs::{Arg, ArgKind, Docs, KeyUse};
 pub use entry::Entry;
 pub use keyspace::{KeyError, Keyspace};

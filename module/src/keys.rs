@@ -5,7 +5,7 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::OnceLock;
 
-use lockfree_cuckoo::BuildError;
+use lockfree_cuckoo::{BuildError, InsertError};
 use lockfree_cuckoo_commands::{
     Defaults, Entry, KeyError, Keyspace, Loads, Settings, DEFAULT_BUCKET_SIZE, DEFAULT_EXPANSION,
     DEFAULT_MAX_ITERATIONS,
@@ -22,6 +22,9 @@ pub(crate) static INITIAL_SIZE: AtomicI64 = AtomicI64::new(1024);
 pub(crate) static BUCKET_SIZE: AtomicI64 = AtomicI64::new(DEFAULT_BUCKET_SIZE as i64);
 pub(crate) static MAX_ITERATIONS: AtomicI64 = AtomicI64::new(DEFAULT_MAX_ITERATIONS as i64);
 pub(crate) static EXPANSION_FACTOR: AtomicI64 = AtomicI64::new(DEFAULT_EXPANSION as i64);
+/// `cf-max-expansions`: the most levels (RedisBloom's sub-filters) a growable filter grows to;
+/// an insert that would need one more is refused with `Maximum expansions reached`.
+pub(crate) static MAX_EXPANSIONS: AtomicI64 = AtomicI64::new(32);
 /// `cf-max-memory`: the most bytes one growable filter grows to, and the most that
 /// `CF.LOADCHUNK` transfers under way hold together.
 pub(crate) static MAX_MEMORY: AtomicI64 = AtomicI64::new(DEFAULT_MAX_MEMORY);
@@ -177,6 +180,16 @@ impl Keyspace for Keys<'_> {
             self.ctx.get_flags().intersects(ContextFlags::LOADING | ContextFlags::REPLICATED);
         loads.set_limit(if trusted { usize::MAX } else { max_memory() });
         loads
+    }
+
+    fn insert(&self, _key: &[u8], entry: &Entry, item: &[u8]) -> Result<(), InsertError> {
+        // The engine runs one command at a time: the limit in force is set before each insert,
+        // so `CONFIG SET cuckoo.cf-max-expansions` applies to every filter from its next insert.
+        let limit = usize::try_from(MAX_EXPANSIONS.load(Ordering::Relaxed)).unwrap_or(1);
+        if entry.filter.max_levels() != limit.min(32) {
+            entry.filter.set_max_levels(limit);
+        }
+        entry.filter.insert(item)
     }
 
     fn defaults(&self) -> Defaults {

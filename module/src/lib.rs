@@ -26,8 +26,9 @@
 //!   (`DEBUG DIGEST-VALUE` agrees on both), and so does a restart from the AOF.
 //! - **Configuration**: RedisBloom's `cf-initial-size` (the capacity `CF.ADD` and `CF.INSERT`
 //!   create a filter with, 1024), `cf-bucket-size`, `cf-max-iterations` and
-//!   `cf-expansion-factor` (the options a `CF.RESERVE` leaves out), under `cuckoo.`, with their
-//!   ranges (`CONFIGS`), and `cuckoo.cf-max-memory` (how far one growable filter grows,
+//!   `cf-expansion-factor` (the options a `CF.RESERVE` leaves out), `cf-max-expansions` (the
+//!   most levels a filter grows to), under `cuckoo.`, with their ranges (`CONFIGS`), and
+//!   `cuckoo.cf-max-memory` (how far one growable filter grows,
 //!   64 MiB: about 30 million items from 1024; a growable `CF.RESERVE` whose first table is
 //!   larger gets that table and does not grow), in the engine's configuration file, on its
 //!   command line (`--cuckoo.cf-initial-size 4096`) or with `CONFIG SET`. The ceiling is one
@@ -63,7 +64,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 use lockfree_cuckoo_commands::{
     find, parse, Command, Keyspace, Protocol, Reply, COMMANDS, DEFAULT_BUCKET_SIZE,
-    DEFAULT_EXPANSION, DEFAULT_MAX_ITERATIONS, MAX_EXPANSION,
+    DEFAULT_EXPANSION, DEFAULT_MAX_ITERATIONS, MAX_EXPANSION, MAX_LEVELS_REACHED,
 };
 use valkey_module::configuration::ConfigurationFlags;
 use valkey_module::{
@@ -73,8 +74,8 @@ use valkey_module_macros::info_command_handler;
 
 use crate::alloc::EngineAlloc;
 use crate::keys::{
-    Keys, BUCKET_SIZE, DEFAULT_MAX_MEMORY, EXPANSION_FACTOR, INITIAL_SIZE, MAX_ITERATIONS,
-    MAX_MEMORY,
+    Keys, BUCKET_SIZE, DEFAULT_MAX_MEMORY, EXPANSION_FACTOR, INITIAL_SIZE, MAX_EXPANSIONS,
+    MAX_ITERATIONS, MAX_MEMORY,
 };
 use crate::value::CF_TYPE;
 
@@ -121,11 +122,13 @@ extern "C" fn run_command(
 }
 
 /// Whether a write command's reply says it may have changed a filter: every reply but an
-/// error, and `Filter is full`, after which a growable filter at its ceiling may have completed
-/// pending removals. Replicas apply the same commands to the same bytes: the filter is
+/// error, and `Filter is full` and `Maximum expansions reached`, after which a growable filter
+/// at its ceiling or level limit may have completed pending removals. Replicas apply the same commands to the same bytes: the filter is
 /// deterministic, so they end with the same bytes (and answer the same errors).
 fn changed(reply: &Reply) -> bool {
-    !reply.is_error() || *reply == Reply::error("Filter is full")
+    !reply.is_error()
+        || *reply == Reply::error("Filter is full")
+        || *reply == Reply::error(MAX_LEVELS_REACHED)
 }
 
 fn exists(keys: &Keys<'_>, key: &[u8]) -> bool {
@@ -200,7 +203,7 @@ struct Config {
 
 /// Every configuration, RedisBloom's names, defaults and ranges where RedisBloom has them.
 /// `valkey_module!` registers them in this order.
-const CONFIGS: [Config; 5] = [
+const CONFIGS: [Config; 6] = [
     Config { name: "cf-initial-size", value: &INITIAL_SIZE, default: 1024, min: 2, max: 1 << 30 },
     Config {
         name: "cf-max-memory",
@@ -230,6 +233,8 @@ const CONFIGS: [Config; 5] = [
         min: 0,
         max: MAX_EXPANSION,
     },
+    // RedisBloom's range; past 32 (the most levels any filter has) it changes nothing.
+    Config { name: "cf-max-expansions", value: &MAX_EXPANSIONS, default: 32, min: 1, max: 65_535 },
 ];
 
 /// The configurations' values against their ranges. The engine checks `CONFIG SET` and the
@@ -353,6 +358,7 @@ valkey_module! {
             [CONFIGS[2].name, CONFIGS[2].value, CONFIGS[2].default, CONFIGS[2].min, CONFIGS[2].max, ConfigurationFlags::DEFAULT, None],
             [CONFIGS[3].name, CONFIGS[3].value, CONFIGS[3].default, CONFIGS[3].min, CONFIGS[3].max, ConfigurationFlags::DEFAULT, None],
             [CONFIGS[4].name, CONFIGS[4].value, CONFIGS[4].default, CONFIGS[4].min, CONFIGS[4].max, ConfigurationFlags::DEFAULT, None],
+            [CONFIGS[5].name, CONFIGS[5].value, CONFIGS[5].default, CONFIGS[5].min, CONFIGS[5].max, ConfigurationFlags::DEFAULT, None],
         ],
         string: [],
         bool: [],

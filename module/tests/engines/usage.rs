@@ -541,3 +541,43 @@ fn acl_categories_grant_the_commands_as_redisbloom_s_do() {
         }
     }
 }
+
+/// `cuckoo.cf-max-expansions` (RedisBloom's `cf-max-expansions`, 32, from 1 to 65,535): a
+/// growable filter adds no level past it, and the add that would need one answers `Maximum
+/// expansions reached` and loses nothing; a raised limit lets it grow again.
+#[test]
+fn cf_max_expansions_stops_growth_with_redisbloom_s_error() {
+    for engine in ENGINES {
+        let dir = tempfile::tempdir().unwrap();
+        let Some(node) = Node::start(engine, dir.path(), &[]) else { continue };
+        let mut c = node.client();
+        let Value::Array(config) = run(&mut c, "CONFIG GET cuckoo.cf-max-expansions") else {
+            panic!()
+        };
+        assert_eq!(config[1], Value::BulkString(b"32".to_vec()), "{engine:?}");
+        for value in ["0", "65536"] {
+            let set = [&b"CONFIG"[..], b"SET", b"cuckoo.cf-max-expansions", value.as_bytes()];
+            assert!(call(&mut c, &set).is_err(), "{engine:?}: {value} taken");
+        }
+        run(&mut c, "CONFIG SET cuckoo.cf-max-expansions 2");
+        run(&mut c, "CF.RESERVE cf 100");
+        let mut added = 0;
+        let refused = loop {
+            match call(&mut c, &[b"CF.ADD", b"cf", format!("x{added}").as_bytes()]) {
+                Ok(_) => added += 1,
+                Err(e) => break e,
+            }
+            assert!(added < 100_000, "{engine:?}: no refusal");
+        };
+        // The client splits the first word off as the error's code.
+        let text = refused.to_string().replacen(": ", " ", 1);
+        assert_eq!(text, "Maximum expansions reached", "{engine:?}");
+        assert_eq!(cf_info(&mut c, "cf", "Number of filters"), 2, "{engine:?}");
+        assert!(added > 100, "{engine:?}: refused after {added}");
+        let last = format!("x{}", added - 1);
+        assert_eq!(run(&mut c, &format!("CF.EXISTS cf {last}")), Value::Int(1), "{engine:?}");
+        run(&mut c, "CONFIG SET cuckoo.cf-max-expansions 3");
+        assert_eq!(run(&mut c, &format!("CF.ADD cf x{added}")), Value::Int(1), "{engine:?}");
+        assert_eq!(cf_info(&mut c, "cf", "Number of filters"), 3, "{engine:?}");
+    }
+}
