@@ -5,7 +5,8 @@
 # distribution on PyPI, unchanged, selected with -k cf_ (test_cf_add_and_insert and
 # test_cf_exists_and_del, sync and asyncio, single connections and pools). They run in RESP2,
 # in RESP3, and in the library's default (RESP3 on the wire, RESP2-shaped Python values), then
-# with a password in the URL (HELLO 3 AUTH, and AUTH). Installs what it needs with pip. In an
+# with a password in the URL (HELLO 3 AUTH, and AUTH), and a filter over 16 MiB goes through
+# redis-py's scandump/loadchunk loop. Installs what it needs with pip. In an
 # engine, the plugin hide_modules.py beside this script lets the suite collect (see it).
 #
 #   commands/clients/redis-py.sh [--version V] [--engine PATH]...
@@ -85,6 +86,30 @@ run() { # run LABEL URL [PYTEST FLAGS...]
     --redis-mod-url="$url" "$@")
 }
 
+round_trip() { # round_trip LABEL PORT: redis-py's scandump/loadchunk loop over 16 MiB
+  echo "--- redis-py $version, CF.SCANDUMP and CF.LOADCHUNK of a 22 MB filter, $1"
+  python3 - "$2" <<'PY'
+import sys, redis
+for protocol in (2, 3):
+    r = redis.Redis(port=int(sys.argv[1]), protocol=protocol)
+    r.delete("big", "copy")
+    r.cf().reserve("big", 10_000_000, expansion=0)
+    r.cf().insert("big", [f"item{i}" for i in range(1000)])
+    # The loop of redis-py's docs: scandump from 0 until the iterator is 0, loadchunk each.
+    chunks, it = [], 0
+    while True:
+        it, data = r.cf().scandump("big", it)
+        if it == 0:
+            break
+        chunks.append((it, data))
+    assert len(chunks) >= 2 and sum(len(d) for _, d in chunks) > 16 << 20, len(chunks)
+    for it, data in chunks:
+        r.cf().loadchunk("copy", it, data)
+    assert all(r.cf().mexists("copy", *[f"item{i}" for i in range(1000)]))
+    print(f"RESP{protocol}: {len(chunks)} chunks, the copy holds every item")
+PY
+}
+
 for host in server "${engines[@]}"; do
   name="$(basename "$host")"
   [ "$host" != server ] && name="$name with the module"
@@ -93,6 +118,7 @@ for host in server "${engines[@]}"; do
   run "$name, RESP2" "$url/0" --protocol=2
   run "$name, RESP3" "$url/0" --protocol=3
   run "$name, the library's default protocol" "$url/0"
+  round_trip "$name" "$port"
   stop
   start "$host" redis-py-secret
   url="redis://default:redis-py-secret@127.0.0.1:$port"
