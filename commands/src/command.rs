@@ -6,7 +6,7 @@ use crate::args::{parse_i64, parse_u64, Argv};
 use crate::docs::{docs, Docs};
 use crate::entry::Entry;
 use crate::keyspace::{KeyError, Keyspace};
-use crate::loads::{dump_chunk, Loaded, CHUNK_BYTES};
+use crate::loads::{dump_chunk, Loaded, CHUNK_BYTES, LOAD_FAILED};
 use crate::reply::{Protocol, Reply};
 use crate::settings::{Options, Settings, MAX_EXPANSION};
 
@@ -413,8 +413,10 @@ impl Command<'_> {
                 Some(e) => dump_chunk(&e.filter, cursor, CHUNK_BYTES),
             })?,
             Self::LoadChunk { key, cursor, data } => {
+                // A chunk that cannot end where its cursor says is a chunk RedisBloom cannot
+                // load; "Invalid position" is for a cursor that is no position at all (parse).
                 let Some(start) = (cursor - 1).checked_sub(data.len() as u64) else {
-                    return Ok(Reply::error("Invalid position"));
+                    return Ok(Reply::error(LOAD_FAILED));
                 };
                 if start == 0 && keys.read(key, |e| e.is_some())? {
                     return Err(KeyError::Exists);

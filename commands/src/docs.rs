@@ -86,44 +86,48 @@ const INSERT_ARGS: &[Arg] = &[
     KEY,
     option("capacity", "CAPACITY", ArgKind::Integer),
     option("nocreate", "NOCREATE", ArgKind::PureToken),
-    Arg { token: Some("ITEMS"), ..ITEMS },
+    Arg { token: Some("ITEMS"), optional: false, ..option("items", "ITEMS", ArgKind::PureToken) },
+    ITEMS,
 ];
 
-/// The docs of each command, by name (as in [`COMMANDS`](crate::COMMANDS)).
+/// The docs of each command, by name (as in [`COMMANDS`](crate::COMMANDS)): RedisBloom's
+/// summaries and argument names, so that clients and RedisBloom's own tests find what they
+/// expect; the complexities are this filter's where they differ (an insert here has no random
+/// walk of `MAXITERATIONS` steps, so no `i` term), and the `SEED` option is listed.
 pub(crate) const fn docs(name: &str) -> Docs {
-    let per_level = "O(k), where k is the number of levels (sub-filters)";
-    let per_item = "O(n * k), where n is the number of items and k the number of levels";
+    let per_level = "O(k), where k is the number of sub-filters";
+    let per_item = "O(n * k), where n is the number of items and k is the number of sub-filters";
     let (summary, complexity, args, key): (&str, &str, &[Arg], KeyUse) = match name.as_bytes() {
         b"cf.reserve" => ("Creates a new Cuckoo Filter", "O(1)", RESERVE_ARGS, KeyUse::Inserts),
         b"cf.add" => ("Adds an item to a Cuckoo Filter", per_level, &[KEY, ITEM], KeyUse::Inserts),
         b"cf.addnx" => (
-            "Adds an item to a Cuckoo Filter if the item did not exist previously",
+            "Adds an item to a Cuckoo Filter if the item did not exist previously.",
             per_level,
             &[KEY, ITEM],
             KeyUse::Inserts,
         ),
         b"cf.insert" => (
-            "Adds one or more items to a Cuckoo Filter, creating it if it does not exist",
+            "Adds one or more items to a Cuckoo Filter. A filter will be created if it does not exist",
             per_item,
             INSERT_ARGS,
             KeyUse::Inserts,
         ),
         b"cf.insertnx" => (
-            "Adds one or more items to a Cuckoo Filter if the items did not exist previously, \
-             creating it if it does not exist",
+            "Adds one or more items to a Cuckoo Filter if the items did not exist previously. A \
+             filter will be created if it does not exist",
             per_item,
             INSERT_ARGS,
             KeyUse::Inserts,
         ),
         b"cf.exists" => (
-            "Checks whether an item exists in a Cuckoo Filter",
+            "Checks whether one or more items exist in a Cuckoo Filter",
             per_level,
             &[KEY, ITEM],
             KeyUse::ReadsItems,
         ),
         b"cf.mexists" => (
             "Checks whether one or more items exist in a Cuckoo Filter",
-            per_item,
+            "O(k * n), where k is the number of sub-filters and n is the number of items",
             &[KEY, ITEMS],
             KeyUse::ReadsItems,
         ),
@@ -143,14 +147,14 @@ pub(crate) const fn docs(name: &str) -> Docs {
             KeyUse::Updates,
         ),
         b"cf.scandump" => (
-            "Begins an incremental save of the Cuckoo Filter",
-            "O(n), where n is the size of the chunk",
+            "Begins an incremental save of the bloom filter",
+            "O(n), where n is the capacity",
             &[KEY, ITERATOR],
             KeyUse::ReadsItems,
         ),
         b"cf.loadchunk" => (
             "Restores a filter previously saved using SCANDUMP",
-            "O(n), where n is the size of the chunk",
+            "O(n), where n is the capacity",
             LOADCHUNK_ARGS,
             KeyUse::Inserts,
         ),

@@ -108,7 +108,7 @@ pub enum Loaded {
 
 /// RedisBloom's reply to a chunk it cannot take, whatever the reason: its own tests and clients
 /// compare the whole text.
-const LOAD_FAILED: &str = "Couldn't load chunk!";
+pub(crate) const LOAD_FAILED: &str = "Couldn't load chunk!";
 
 impl Loads {
     /// No transfers, at most `limit` bytes held for them together (their keys included), and
