@@ -14,64 +14,15 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 clients="$PWD/commands/clients"
 version=8.1.0
-engines=()
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --version) version=$2; shift 2 ;;
-    --engine) engines+=("$2"); shift 2 ;;
-    *) echo "unknown flag $1" >&2; exit 2 ;;
-  esac
-done
+# shellcheck source=hosts.sh
+source "$clients/hosts.sh"
 
 python3 -m pip install -q --disable-pip-version-check "redis==$version" pytest \
   'pytest-asyncio>=0.24.0' pytest-timeout packaging coverage 2>&1 | grep -v 'as the .root. user' || true
-work="$(mktemp -d)"
-pid=""
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
 python3 -m pip download -q --disable-pip-version-check --no-deps --no-binary :all: \
   "redis==$version" -d "$work" 2>&1 | grep -v 'as the .root. user' || true
 tar xzf "$work/redis-$version.tar.gz" -C "$work"
 suite="$work/redis-$version"
-
-cargo build --release -q -p lockfree-cuckoo-server -p lockfree-cuckoo-module
-module="$PWD/target/release/liblockfree_cuckoo_module.so"
-
-start() { # start HOST [PASSWORD]: a fresh host on a free loopback port; sets $port and $pid
-  local host="$1" password="${2:-}"
-  if [ "$host" = server ]; then
-    local auth=()
-    [ -n "$password" ] && auth=(--requirepass "$password")
-    target/release/lockfree-cuckoo-server --port 0 --save-file "$work/save" "${auth[@]}" \
-      >"$work/log" 2>&1 &
-    pid=$!
-    for _ in $(seq 100); do
-      port="$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\)$/\1/p' "$work/log")"
-      [ -n "$port" ] && return
-      sleep 0.1
-    done
-  else
-    port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-    local auth=()
-    [ -n "$password" ] && auth=(--requirepass "$password")
-    "$host" --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$work" \
-      --loadmodule "$module" "${auth[@]}" >"$work/log" 2>&1 &
-    pid=$!
-    for _ in $(seq 100); do
-      redis-cli -p "$port" ${password:+-a "$password" --no-auth-warning} PING 2>/dev/null \
-        | grep -q PONG && return
-      sleep 0.1
-    done
-  fi
-  cat "$work/log" >&2
-  exit 1
-}
-
-stop() {
-  kill "$pid"
-  wait "$pid" 2>/dev/null || true
-  pid=""
-}
 
 run() { # run LABEL URL [PYTEST FLAGS...]
   local label="$1" url="$2"
