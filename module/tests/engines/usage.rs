@@ -581,3 +581,49 @@ fn cf_max_expansions_stops_growth_with_redisbloom_s_error() {
         assert_eq!(cf_info(&mut c, "cf", "Number of filters"), 3, "{engine:?}");
     }
 }
+
+/// Thousands of keys created and deleted in rounds under `maxmemory`: creation stops with the
+/// engine's OOM error before `used_memory` passes the limit, every round, and `INFO cuckoo`
+/// counts exactly the filters that live.
+#[test]
+fn churn_of_thousands_of_keys_under_maxmemory_never_passes_it() {
+    const MAX: i64 = 30 << 20;
+    for engine in ENGINES {
+        let dir = tempfile::tempdir().unwrap();
+        let max = MAX.to_string();
+        let Some(node) = Node::start(engine, dir.path(), &["--maxmemory", &max]) else {
+            continue;
+        };
+        let mut c = node.client();
+        // About 44 KB a filter: hundreds fit, thousands are made over the rounds.
+        run(&mut c, "CONFIG SET cuckoo.cf-initial-size 20000");
+        let mut live: Vec<String> = Vec::new();
+        let mut made = 0;
+        for round in 0..6 {
+            let refused = loop {
+                let key = format!("k{round}-{made}");
+                match call(&mut c, &[b"CF.ADD", key.as_bytes(), b"item"]) {
+                    Ok(_) => {
+                        live.push(key);
+                        made += 1;
+                    }
+                    Err(e) => break e,
+                }
+                assert!(made < 100_000, "{engine:?}: never refused");
+            };
+            assert_eq!(refused.code(), Some("OOM"), "{engine:?}: {refused}");
+            let used = used_memory(&mut c);
+            assert!(used <= MAX, "{engine:?}: round {round}: used_memory {used} over {MAX}");
+            let counted: usize =
+                info_field(&mut c, "cuckoo", "cuckoo_filters").unwrap().parse().unwrap();
+            assert_eq!(counted, live.len(), "{engine:?}: round {round}");
+            // Half the keys go; the next round fills their room again.
+            let gone: Vec<String> = live.iter().step_by(2).cloned().collect();
+            for key in &gone {
+                assert_eq!(run(&mut c, &format!("DEL {key}")), Value::Int(1));
+            }
+            live.retain(|key| !gone.contains(key));
+        }
+        assert!(made > 1000, "{engine:?}: {made} filters made");
+    }
+}
