@@ -16,13 +16,11 @@ use std::sync::Arc;
 use lockfree_cuckoo::CuckooFilter;
 
 use crate::spawn;
-use crate::support::{colliding_in_level_1_only, explore, Item, Items, Stage};
+use crate::support::{self, colliding_in_level_1_only, explore, Item, Items, Stage};
 
 /// A growable filter whose one-bucket level 0 is full: A and three fillers.
 fn full_first_level(retries: u32) -> (Arc<CuckooFilter>, Items, Item) {
-    let filter = Arc::new(
-        CuckooFilter::builder().bucket_count(1).lookup_retries(retries).growable().build(),
-    );
+    let filter = Arc::new(support::builder(1, retries).growable().build());
     let mut items = Items::default();
     let a = items.pick(&filter, 0, 0);
     assert!(a.insert(&filter));
@@ -103,8 +101,7 @@ fn g4_relocation_vs_growth_vs_lookup() {
     const X: usize = 1;
     const B: usize = 2;
     explore("g4_relocation_vs_growth_vs_lookup", &["moved 1", "moved 0"], |seen| {
-        let filter =
-            Arc::new(CuckooFilter::builder().bucket_count(3).lookup_retries(1).growable().build());
+        let filter = Arc::new(support::builder(3, 1).growable().build());
         let mut items = Items::default();
         let a = items.pick(&filter, A, B);
         assert!(a.insert(&filter));
@@ -173,9 +170,7 @@ fn g6_removes_keep_copies_in_two_levels() {
 /// collides with X in level 1 only (the same fingerprint and pair there, another pair in level
 /// 0), not yet inserted.
 fn collision_across_levels(buckets: usize) -> (Arc<CuckooFilter>, Item, Item) {
-    let build = || {
-        Arc::new(CuckooFilter::builder().bucket_count(buckets).lookup_retries(1).growable().build())
-    };
+    let build = || Arc::new(support::builder(buckets, 1).growable().build());
     // Crafted on a grown twin (hashes map to the same slots in tables of the same sizes), so
     // that the model's filter can take X into level 0 before it grows.
     let twin = build();
@@ -193,8 +188,7 @@ fn collision_across_levels(buckets: usize) -> (Arc<CuckooFilter>, Item, Item) {
 #[test]
 fn g7_insert_joins_its_level_vs_remove() {
     explore("g7_insert_joins_its_level_vs_remove", &["count 1", "count 3"], |seen| {
-        let filter =
-            Arc::new(CuckooFilter::builder().bucket_count(1).lookup_retries(1).growable().build());
+        let filter = Arc::new(support::builder(1, 1).growable().build());
         let x = Items::default().pick(&filter, 0, 0);
         assert!(x.insert(&filter) && x.insert(&filter));
         assert!(filter.grow_now());
@@ -285,8 +279,7 @@ fn g10_sweep_vs_claim() {
 #[test]
 fn g11_pending_removal_in_an_overflow_block() {
     explore("g11_pending_removal_in_an_overflow_block", &["claimed", "stored"], |seen| {
-        let filter =
-            Arc::new(CuckooFilter::builder().bucket_count(1).lookup_retries(1).growable().build());
+        let filter = Arc::new(support::builder(1, 1).growable().build());
         let mut items = Items::default();
         let split: Vec<Item> = (0..3).map(|_| items.pick(&filter, 0, 0)).collect();
         items.fill(&filter, 0, 1);
@@ -317,8 +310,7 @@ fn g12_remove_vs_relocation_in_an_older_level() {
     const X: usize = 1;
     const B: usize = 2;
     explore("g12_remove_vs_relocation_in_an_older_level", &["moved 1", "moved 0"], |seen| {
-        let filter =
-            Arc::new(CuckooFilter::builder().bucket_count(3).lookup_retries(1).growable().build());
+        let filter = Arc::new(support::builder(3, 1).growable().build());
         let mut items = Items::default();
         let a = items.pick(&filter, A, B);
         let m = items.pick(&filter, A, X);

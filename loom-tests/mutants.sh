@@ -2,8 +2,10 @@
 # Shows that the loom suite catches each known protocol bug: applies one deliberate breakage at a
 # time to a scratch copy of the crate, runs the suite there and prints a Markdown table of
 # breakage -> failing models. Exits non-zero if any breakage goes uncaught, if the unbroken copy
-# fails, or if a breakage's pattern no longer matches the protocol's files in src/table/ and
-# src/levels.rs and src/pending.rs (so it cannot rot silently).
+# fails (in either bucket encoding), or if a breakage's pattern no longer matches the protocol's
+# files in src/table/, src/levels.rs, src/pending.rs and src/bucket/semi_sorted.rs (so it cannot
+# rot silently). Breakages of the semi-sorted encoding run the suite on semi-sorted buckets
+# (LFC_LOOM_ENCODING, loom-tests/README.md); the others on plain ones.
 #
 # Usage: loom-tests/mutants.sh [NAME...]   (LOOM_MAX_PREEMPTIONS defaults to 2, as in CI)
 # With names (the functions below, e.g. `stamp_relaxed`), only those breakages run, after the
@@ -25,9 +27,11 @@ scan="$scratch/src/table/scan.rs"
 stripe="$scratch/src/table/stripe.rs"
 levels="$scratch/src/levels.rs"
 pending="$scratch/src/pending.rs"
+semi="$scratch/src/bucket/semi_sorted.rs"
 cp -r "$scratch/src/table" "$scratch/table.orig"
 cp "$levels" "$scratch/levels.orig"
 cp "$pending" "$scratch/pending.orig"
+cp "$semi" "$scratch/semi.orig"
 
 # mutate_in FILE FUNCTION COUNT OLD NEW: within the body of `fn FUNCTION(` in FILE (up to its
 # closing brace at method indent), replaces the literal OLD, which must occur exactly COUNT times
@@ -51,6 +55,7 @@ mutate_scan() { mutate_in "$scan" "$@"; }
 mutate_stripe() { mutate_in "$stripe" "$@"; }
 mutate_levels() { mutate_in "$levels" "$@"; }
 mutate_pending() { mutate_in "$pending" "$@"; }
+mutate_semi() { mutate_in "$semi" "$@"; }
 
 # A removal CAS loop with no announcement, for the breakages that move or drop one.
 add_take_quietly() {
@@ -244,6 +249,20 @@ sweep_reads_then_clears() {
         entry.store(0, Ordering::Release);
         (key != 0).then_some(key)"
 }
+# The semi-sorted encoding (src/bucket/semi_sorted.rs). A write whose code ranks the third
+# nibble one place too low, so the word names other nibbles than it holds.
+semi_wrong_code() {
+    mutate_semi assemble 1 "BINOMIAL[nibble(2) + 2][3]" "BINOMIAL[nibble(2) + 1][3]"
+}
+# A lookup that trusts a matching high part without checking the lane's nibble.
+semi_skips_nibble_check() {
+    mutate_semi exact_matches 1 "| nibble_lanes(word) ^ nibble_probe" "| 0 & nibble_probe"
+}
+# A write that puts the new fingerprint in the free lane without sorting it among the others.
+semi_unsorted_write() {
+    mutate_semi with_copy 1 "let at = (sorts_below(highs, nibbles, fingerprint) >> LANE_BITS).count_ones();" \
+        "let at = 0;"
+}
 mutants=(
     "remove_unannounced|remove and surplus removal without their announcement"
     "relocation_unannounced|relocation's removal without its announcement"
@@ -277,12 +296,17 @@ mutants=(
     "claim_relaxed|pending removal claimed Relaxed"
     "sweep_reads_then_clears|sweep reads a pending removal and clears it later"
     "overflow_publication_relaxed|overflow block of pending removals published Relaxed"
+    "semi_wrong_code|semi-sorted: a write's code ranks a nibble wrongly|semi-sorted"
+    "semi_skips_nibble_check|semi-sorted: a lookup skips the nibble check|semi-sorted"
+    "semi_unsorted_write|semi-sorted: a write leaves the word unsorted|semi-sorted"
 )
 
-# run_suite LOG: runs the suite in the scratch copy; prints the failing models, comma-separated.
+# run_suite LOG [ENCODING]: runs the suite in the scratch copy, on plain buckets or ENCODING's;
+# prints the failing models, comma-separated.
 run_suite() {
     local status=0
-    (cd "$scratch" && timeout 1200 cargo test --release --test loom) >"$1" 2>&1 || status=$?
+    (cd "$scratch" && LFC_LOOM_ENCODING="${2:-plain}" timeout 1200 cargo test --release --test loom) \
+        >"$1" 2>&1 || status=$?
     if grep -q '^test result:' "$1"; then
         { grep -oP '^test \K\S+(?= \.\.\. FAILED)' "$1" || true; } | sort -V | paste -sd, - | sed 's/,/, /g'
     else
@@ -293,11 +317,13 @@ run_suite() {
 }
 
 echo "LOOM_MAX_PREEMPTIONS=$LOOM_MAX_PREEMPTIONS; scratch copy in $scratch" >&2
-baseline="$(run_suite "$scratch/baseline.log")"
-if [[ -n "$baseline" ]]; then
-    echo "mutants.sh: the unbroken crate fails: $baseline" >&2
-    exit 1
-fi
+for encoding in plain semi-sorted; do
+    baseline="$(run_suite "$scratch/baseline-$encoding.log" "$encoding")"
+    if [[ -n "$baseline" ]]; then
+        echo "mutants.sh: the unbroken crate fails on $encoding buckets: $baseline" >&2
+        exit 1
+    fi
+done
 
 echo "| breakage | caught by |"
 echo "|---|---|"
@@ -311,12 +337,17 @@ for entry in "${mutants[@]}"; do
     cp -r "$scratch/table.orig" "$scratch/src/table"
     cp "$scratch/levels.orig" "$levels"
     cp "$scratch/pending.orig" "$pending"
+    cp "$scratch/semi.orig" "$semi"
     "$name"
-    caught="$(run_suite "$scratch/$name.log")"
+    rest="${entry#*|}"
+    description="${rest%%|*}"
+    encoding=plain
+    [[ "$rest" == *"|"* ]] && encoding="${rest#*|}"
+    caught="$(run_suite "$scratch/$name.log" "$encoding")"
     if [[ -z "$caught" ]]; then
         caught="**NOT CAUGHT**"
         uncaught=$((uncaught + 1))
     fi
-    echo "| ${entry#*|} | $caught |"
+    echo "| $description | $caught |"
 done
 exit $((uncaught > 0))

@@ -9,18 +9,34 @@ use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use lockfree_cuckoo::CuckooFilter;
+use lockfree_cuckoo::{Builder, CuckooFilter, Encoding};
+
+/// The bucket encoding every model runs on: `LFC_LOOM_ENCODING=semi-sorted` for the semi-sorted
+/// one, plain otherwise. CI runs the suite once for each.
+pub(crate) fn encoding() -> Encoding {
+    match std::env::var("LFC_LOOM_ENCODING").as_deref() {
+        Ok("semi-sorted") => Encoding::SemiSorted,
+        Ok("plain") | Err(_) => Encoding::Plain,
+        Ok(other) => panic!("LFC_LOOM_ENCODING is plain or semi-sorted, not {other}"),
+    }
+}
+
+/// A builder of tiny filters of `buckets` buckets in the [`encoding`] under test, whose lookups
+/// retry validation `retries` times.
+pub(crate) fn builder(buckets: usize, retries: u32) -> Builder {
+    CuckooFilter::builder().bucket_count(buckets).lookup_retries(retries).encoding(encoding())
+}
 
 /// A filter of exactly `buckets` buckets whose lookups retry validation `retries` times.
 pub(crate) fn table(buckets: usize, retries: u32) -> Arc<CuckooFilter> {
-    Arc::new(CuckooFilter::builder().bucket_count(buckets).lookup_retries(retries).build())
+    Arc::new(builder(buckets, retries).build())
 }
 
 /// One item as the table sees it: a pre-hashed key, its fingerprint and its two buckets.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Item {
     pub(crate) hash: u64,
-    pub(crate) fingerprint: u16,
+    pub(crate) fingerprint: u32,
     pub(crate) first: usize,
     pub(crate) second: usize,
 }
@@ -61,7 +77,7 @@ impl Item {
     }
 }
 
-fn item(filter: &CuckooFilter, first: usize, fingerprint: u16) -> Item {
+fn item(filter: &CuckooFilter, first: usize, fingerprint: u32) -> Item {
     let hash = filter.hash_for_slot(first, fingerprint);
     let (first, second, fingerprint) = filter.slots_for_hash(hash);
     Item { hash, fingerprint, first, second }
@@ -74,7 +90,7 @@ fn item(filter: &CuckooFilter, first: usize, fingerprint: u16) -> Item {
 /// bucket count of level 1.
 pub(crate) fn colliding_in_level_1_only(grown: &CuckooFilter, buckets: usize) -> (Item, Item) {
     let pair = |first: usize, second: usize| (first.min(second), first.max(second));
-    let at = |bucket: usize, fingerprint: u16| {
+    let at = |bucket: usize, fingerprint: u32| {
         let hash = grown.hash_for_slot_in_level(1, bucket, fingerprint);
         let (first, second, _) = grown.slots_for_hash(hash);
         let (there, other, _) = grown.slots_for_hash_in_level(1, hash);
@@ -96,14 +112,15 @@ pub(crate) fn colliding_in_level_1_only(grown: &CuckooFilter, buckets: usize) ->
 /// Hands out items with distinct fingerprints, so each model's counts are exact.
 #[derive(Default)]
 pub(crate) struct Items {
-    next: u16,
+    next: u32,
 }
 
 impl Items {
     /// An item whose buckets are `first` and `second` (equal for a one-bucket item).
     pub(crate) fn pick(&mut self, filter: &CuckooFilter, first: usize, second: usize) -> Item {
         loop {
-            self.next = self.next.checked_add(1).expect("no fingerprint fits these buckets");
+            self.next += 1;
+            assert!(self.next < 0xFFFF, "no fingerprint fits these buckets");
             let candidate = item(filter, first, self.next);
             if (candidate.first, candidate.second) == (first, second) {
                 return candidate;

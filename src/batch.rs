@@ -8,6 +8,8 @@
 
 use core::hash::{BuildHasher, Hash};
 
+use crate::bucket::BucketEncoding;
+use crate::encoded::with_levels;
 use crate::filter::CuckooFilter;
 use crate::hash;
 use crate::levels::Levels;
@@ -55,7 +57,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// ```
     pub fn contains_batch<T: Hash>(&self, items: &[T], out: &mut [bool]) {
         assert_eq!(items.len(), out.len(), "contains_batch: items and out differ in length");
-        lookups(self.levels(), |i| self.mixed_of(&items[i]), out);
+        with_levels!(self.levels(), levels => lookups(levels, |i| self.mixed_of(&items[i]), out));
     }
 
     /// [`contains_batch`](Self::contains_batch) for precomputed hashes; see
@@ -82,7 +84,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// ```
     pub fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) {
         assert_eq!(hashes.len(), out.len(), "contains_hash_batch: hashes and out differ in length");
-        lookups(self.levels(), |i| hash::mix(hashes[i]), out);
+        with_levels!(self.levels(), levels => lookups(levels, |i| hash::mix(hashes[i]), out));
     }
 }
 
@@ -116,25 +118,35 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// ```
     #[must_use = "fewer items than given were inserted when the filter is full"]
     pub fn insert_batch<T: Hash>(&self, items: &[T]) -> usize {
-        let levels = self.levels();
         let mixed_at = |i: usize| self.mixed_of(&items[i]);
-        if levels.growth().is_none() {
-            let table = levels.level_0();
-            let slots_at = |i| table.slots(mixed_at(i));
-            return pipelined(
-                items.len(),
-                slots_at,
-                |s| table.prefetch(s),
-                |_, slots| table.insert(slots).is_ok(),
-            );
-        }
-        pipelined(
-            items.len(),
-            mixed_at,
-            |m| levels.prefetch_for_insert(m),
-            |_, mixed| levels.insert(mixed).is_ok(),
-        )
+        with_levels!(self.levels(), levels => inserts(levels, items.len(), mixed_at))
     }
+}
+
+/// Inserts item `i` for every `i` in `0..len`, prefetching [`AHEAD`] items ahead, until one is
+/// refused; `mixed_at(i)` is item `i`'s mixed hash. Returns how many were stored.
+#[inline]
+fn inserts<E: BucketEncoding>(
+    levels: &Levels<E>,
+    len: usize,
+    mixed_at: impl Fn(usize) -> u64,
+) -> usize {
+    if levels.growth().is_none() {
+        let table = levels.level_0();
+        let slots_at = |i| table.slots(mixed_at(i));
+        return pipelined(
+            len,
+            slots_at,
+            |s| table.prefetch(s),
+            |_, slots| table.insert(slots).is_ok(),
+        );
+    }
+    pipelined(
+        len,
+        mixed_at,
+        |m| levels.prefetch_for_insert(m),
+        |_, mixed| levels.insert(mixed).is_ok(),
+    )
 }
 
 /// Answers `out[i] = contains(item i)` for every `i`, prefetching [`AHEAD`] items ahead; `mixed_at(i)`
@@ -143,7 +155,11 @@ impl<S: BuildHasher> CuckooFilter<S> {
 /// item's buckets in the levels [`Chain::prefetch`](crate::levels::Chain::prefetch) names, and
 /// looks it up in every level as `contains` does.
 #[inline]
-fn lookups(levels: &Levels, mixed_at: impl Fn(usize) -> u64, out: &mut [bool]) {
+fn lookups<E: BucketEncoding>(
+    levels: &Levels<E>,
+    mixed_at: impl Fn(usize) -> u64,
+    out: &mut [bool],
+) {
     if let Some(table) = levels.single() {
         let slots_at = |i| table.slots(mixed_at(i));
         pipelined(
@@ -164,7 +180,11 @@ fn lookups(levels: &Levels, mixed_at: impl Fn(usize) -> u64, out: &mut [bool]) {
 /// [`lookups`] in a grown filter, out of line: inlined, the chain's lookup loop would take the
 /// registers of the one-level loop above (measured: 7 instructions a lookup).
 #[inline(never)]
-fn grown_lookups(levels: &Levels, mixed_at: impl Fn(usize) -> u64, out: &mut [bool]) {
+fn grown_lookups<E: BucketEncoding>(
+    levels: &Levels<E>,
+    mixed_at: impl Fn(usize) -> u64,
+    out: &mut [bool],
+) {
     let chain = levels.chain();
     pipelined(
         out.len(),

@@ -2,6 +2,8 @@
 
 use core::hash::BuildHasher;
 
+use crate::bucket::{plain::Plain, BucketEncoding, Encoding};
+use crate::encoded::{self, ForEncoding, IntoEncoded};
 use crate::error::BuildError;
 use crate::filter::CuckooFilter;
 use crate::hasher::DefaultHashBuilder;
@@ -30,6 +32,9 @@ pub struct Builder<S = DefaultHashBuilder> {
     lookup_retries: u32,
     huge_pages: bool,
     growth: Option<Ceiling>,
+    /// `None` until [`encoding`](Self::encoding) is called: the default for a build, and any
+    /// snapshot's for a load.
+    encoding: Option<Encoding>,
     hasher: S,
 }
 
@@ -99,6 +104,7 @@ impl<S> Builder<S> {
             lookup_retries: DEFAULT_LOOKUP_RETRIES,
             huge_pages: true,
             growth: None,
+            encoding: None,
             hasher,
         }
     }
@@ -123,6 +129,7 @@ impl<S: BuildHasher> Builder<S> {
             lookup_retries: self.lookup_retries,
             huge_pages: self.huge_pages,
             growth: self.growth,
+            encoding: self.encoding,
             hasher,
         }
     }
@@ -236,9 +243,31 @@ impl<S: BuildHasher> Builder<S> {
         self
     }
 
-    /// The hasher and the huge-page setting, for loading a snapshot with them.
-    pub(crate) fn into_load_settings(self) -> (S, bool) {
-        (self.hasher, self.huge_pages)
+    /// How the buckets hold their fingerprints (default [`Encoding::Plain`]). Given to a
+    /// builder that [loads](Self::load) a snapshot, the snapshot must have it.
+    ///
+    /// [`Encoding::SemiSorted`] halves the false-positive rate in the same memory, for costlier
+    /// writes; `BENCHMARKS.md` ("Semi-sorted buckets") measures both.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::{CuckooFilter, Encoding};
+    ///
+    /// let plain = CuckooFilter::with_capacity(1_000_000);
+    /// let semi = CuckooFilter::builder().capacity(1_000_000).encoding(Encoding::SemiSorted).build();
+    /// assert_eq!(semi.memory_usage(), plain.memory_usage());
+    /// assert_eq!(semi.encoding(), Encoding::SemiSorted);
+    /// ```
+    pub fn encoding(mut self, encoding: Encoding) -> Self {
+        self.encoding = Some(encoding);
+        self
+    }
+
+    /// The hasher, the huge-page setting and the encoding asked for, for loading a snapshot with
+    /// them.
+    pub(crate) fn into_load_settings(self) -> (S, bool, Option<Encoding>) {
+        (self.hasher, self.huge_pages, self.encoding)
     }
 
     /// **Unstable, for tests** (feature `test-hooks`): use exactly `buckets` buckets (at least
@@ -296,7 +325,7 @@ impl<S: BuildHasher> Builder<S> {
             None => buckets_for(requested).ok_or(BuildError::CapacityOverflow { requested })?,
         };
         if let Some(ceiling) = self.growth {
-            let bytes = Levels::memory_for(buckets, CuckooFilter::<S>::OUTSIDE_LEVELS);
+            let bytes = Levels::<Plain>::memory_for(buckets, CuckooFilter::<S>::OUTSIDE_LEVELS);
             let items = capacity_of(buckets);
             let over =
                 [(ceiling.items, items, "max_capacity"), (ceiling.bytes, bytes, "max_memory")]
@@ -306,7 +335,27 @@ impl<S: BuildHasher> Builder<S> {
                 return Err(BuildError::CeilingBelowCapacity { setting, limit, initial });
             }
         }
-        let table = Table::try_new(buckets, self.lookup_retries, self.huge_pages)?;
-        Ok(CuckooFilter::from_parts(Levels::new(table, self.growth), self.hasher))
+        let encoding = self.encoding.unwrap_or_default();
+        let levels = encoded::run(encoding, NewLevels { buckets, builder: &self })?;
+        Ok(CuckooFilter::from_parts(levels, self.hasher))
+    }
+}
+
+/// The empty levels a builder describes, in the encoding it was given.
+struct NewLevels<'b, S> {
+    buckets: usize,
+    builder: &'b Builder<S>,
+}
+
+impl<S> ForEncoding for NewLevels<'_, S> {
+    type Output = Result<encoded::EncodedLevels, BuildError>;
+
+    fn run<E: BucketEncoding>(self) -> Self::Output
+    where
+        Levels<E>: IntoEncoded,
+    {
+        let Builder { lookup_retries, huge_pages, growth, .. } = *self.builder;
+        let table = Table::<E>::try_new(self.buckets, lookup_retries, huge_pages)?;
+        Ok(Levels::new(table, growth).into_encoded())
     }
 }

@@ -134,10 +134,11 @@ pub enum LoadError {
         /// The newest version this build reads; it reads every version from 2 to this one.
         supported: u16,
     },
-    /// The snapshot stores fingerprints in a layout other than sixteen bits in four lanes a
+    /// The snapshot stores fingerprints in a layout other than sixteen bits (or, from version
+    /// 6, seventeen: [`Encoding::SemiSorted`](crate::Encoding::SemiSorted)) in four lanes a
     /// bucket.
     UnsupportedLayout {
-        /// Bits of a fingerprint in the snapshot (this build: 16).
+        /// Bits of a fingerprint in the snapshot (this build: 16, or 17 from version 6).
         fingerprint_bits: u8,
         /// Lanes of a bucket in the snapshot (this build: 4).
         lanes: u8,
@@ -203,6 +204,20 @@ pub enum LoadError {
         /// The lane (0 to 3) that holds it.
         lane: u8,
     },
+    /// A semi-sorted bucket word is not one this crate writes: its code names no set of
+    /// nibbles, its fingerprints are out of order, or one is a value no fingerprint takes.
+    MalformedBucket {
+        /// The bucket whose word it is, counted over every level, oldest first.
+        bucket: u64,
+    },
+    /// The snapshot's buckets are in another [`Encoding`](crate::Encoding) than the one the
+    /// loading [`Builder`](crate::Builder) was given.
+    EncodingMismatch {
+        /// The builder's encoding.
+        expected: crate::Encoding,
+        /// The snapshot's.
+        found: crate::Encoding,
+    },
     /// The table the snapshot describes could not be allocated.
     AllocationFailed {
         /// The size of the refused allocation.
@@ -228,8 +243,9 @@ impl fmt::Display for LoadError {
             ),
             Self::UnsupportedLayout { fingerprint_bits, lanes } => write!(
                 f,
-                "unsupported cuckoo filter snapshot layout: expected 16-bit fingerprints in 4 \
-                 lanes a bucket, found {fingerprint_bits}-bit fingerprints in {lanes} lanes"
+                "unsupported cuckoo filter snapshot layout: expected 16-bit fingerprints (or \
+                 17-bit, from version 6) in 4 lanes a bucket, found {fingerprint_bits}-bit \
+                 fingerprints in {lanes} lanes"
             ),
             Self::Truncated { expected, found } => write!(
                 f,
@@ -266,6 +282,16 @@ impl fmt::Display for LoadError {
                 f,
                 "invalid cuckoo filter snapshot: expected fingerprints in 0x0001..=0xfffe or 0 for \
                  an empty lane, found 0xffff in lane {lane} of bucket {bucket}"
+            ),
+            Self::MalformedBucket { bucket } => write!(
+                f,
+                "invalid cuckoo filter snapshot: expected semi-sorted bucket words, found bucket \
+                 {bucket} out of order or with an invalid code"
+            ),
+            Self::EncodingMismatch { expected, found } => write!(
+                f,
+                "cuckoo filter snapshot in another encoding: expected {expected} buckets, found \
+                 {found}"
             ),
             Self::AllocationFailed { bytes } => {
                 write!(f, "could not allocate {bytes} bytes for the cuckoo filter snapshot's table")
@@ -345,6 +371,14 @@ pub enum MergeError {
         /// Levels of the filter merged from.
         theirs: usize,
     },
+    /// The filters' buckets are in different [`Encoding`](crate::Encoding)s, whose fingerprints
+    /// differ for the same item. Nothing was changed.
+    EncodingMismatch {
+        /// The encoding of the filter merged into.
+        ours: crate::Encoding,
+        /// The other filter's.
+        theirs: crate::Encoding,
+    },
     /// The filter merged into ran out of room. The first `merged` fingerprints of the other
     /// filter were added; `remaining` were not. Nothing that was in either filter was lost.
     Full {
@@ -372,6 +406,11 @@ impl fmt::Display for MergeError {
                 f,
                 "cannot merge cuckoo filters with different hashers: probe {probe} hashes \
                  differently"
+            ),
+            Self::EncodingMismatch { ours, theirs } => write!(
+                f,
+                "cannot merge cuckoo filters of different encodings: {ours} buckets here, \
+                 {theirs} in the other filter"
             ),
             Self::Full { merged, remaining } => write!(
                 f,

@@ -3,12 +3,12 @@
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
 
-use crate::bucket::LANES;
+use crate::bucket::{Encoding, LANES};
 use crate::builder::Builder;
+use crate::encoded::{with_levels, EncodedLevels, IntoEncoded};
 use crate::error::InsertError;
 use crate::hash;
 use crate::hasher::DefaultHashBuilder;
-use crate::levels::Levels;
 use crate::stats::Stats;
 
 /// A concurrent cuckoo filter: an approximate set that any number of threads share through
@@ -35,7 +35,7 @@ use crate::stats::Stats;
 /// assert!(!filter.contains(&42u64));
 /// ```
 pub struct CuckooFilter<S = DefaultHashBuilder> {
-    levels: Levels,
+    levels: EncodedLevels,
     hasher: S,
 }
 
@@ -163,16 +163,16 @@ impl<S: BuildHasher> CuckooFilter<S> {
         Builder::with_hasher(hasher).capacity(capacity).build()
     }
 
-    pub(crate) fn from_parts(levels: Levels, hasher: S) -> Self {
+    pub(crate) fn from_parts(levels: EncodedLevels, hasher: S) -> Self {
         let levels = levels.with_outside(Self::OUTSIDE_LEVELS);
         Self { levels, hasher }
     }
 
     /// Bytes of a filter beyond its levels (its hasher).
     pub(crate) const OUTSIDE_LEVELS: usize =
-        core::mem::size_of::<Self>() - core::mem::size_of::<Levels>();
+        core::mem::size_of::<Self>() - core::mem::size_of::<EncodedLevels>();
 
-    pub(crate) fn levels(&self) -> &Levels {
+    pub(crate) fn levels(&self) -> &EncodedLevels {
         &self.levels
     }
 
@@ -218,7 +218,8 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// # Ok::<(), lockfree_cuckoo::InsertError>(())
     /// ```
     pub fn insert<T: Hash + ?Sized>(&self, item: &T) -> Result<(), InsertError> {
-        self.levels.insert(self.mixed_of(item))
+        let mixed = self.mixed_of(item);
+        with_levels!(&self.levels, levels => levels.insert(mixed))
     }
 
     /// Whether `item` may be present: `true` for every item inserted and not since removed, and
@@ -238,7 +239,8 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// ```
     #[inline]
     pub fn contains<T: Hash + ?Sized>(&self, item: &T) -> bool {
-        self.levels.contains(self.mixed_of(item))
+        let mixed = self.mixed_of(item);
+        with_levels!(&self.levels, levels => levels.contains(mixed))
     }
 
     /// How many copies of `item` the filter holds: 0 to 8 (four lanes in each of its two
@@ -270,7 +272,8 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// assert_eq!(filter.count("pear"), 1);
     /// ```
     pub fn count<T: Hash + ?Sized>(&self, item: &T) -> usize {
-        self.levels.count(self.mixed_of(item))
+        let mixed = self.mixed_of(item);
+        with_levels!(&self.levels, levels => levels.count(mixed))
     }
 
     /// Removes one copy of `item`, returning whether one was found.
@@ -305,7 +308,8 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// assert!(!filter.remove("a"));
     /// ```
     pub fn remove<T: Hash + ?Sized>(&self, item: &T) -> bool {
-        self.levels.remove(self.mixed_of(item))
+        let mixed = self.mixed_of(item);
+        with_levels!(&self.levels, levels => levels.remove(mixed))
     }
 
     /// [`insert`](Self::insert) for an item whose 64-bit hash the caller already has.
@@ -333,7 +337,8 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// assert!(filter.contains("key"));
     /// ```
     pub fn insert_hash(&self, hash: u64) -> Result<(), InsertError> {
-        self.levels.insert(hash::mix(hash))
+        let mixed = hash::mix(hash);
+        with_levels!(&self.levels, levels => levels.insert(mixed))
     }
 
     /// [`count`](Self::count) for a precomputed hash; see [`insert_hash`](Self::insert_hash).
@@ -349,7 +354,8 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// assert_eq!(filter.count_hash(42), 2);
     /// ```
     pub fn count_hash(&self, hash: u64) -> usize {
-        self.levels.count(hash::mix(hash))
+        let mixed = hash::mix(hash);
+        with_levels!(&self.levels, levels => levels.count(mixed))
     }
 
     /// [`contains`](Self::contains) for a precomputed hash; see [`insert_hash`](Self::insert_hash).
@@ -365,7 +371,8 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// ```
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        self.levels.contains(hash::mix(hash))
+        let mixed = hash::mix(hash);
+        with_levels!(&self.levels, levels => levels.contains(mixed))
     }
 
     /// [`remove`](Self::remove) for a precomputed hash; see [`insert_hash`](Self::insert_hash).
@@ -381,7 +388,8 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// assert!(!filter.contains_hash(99));
     /// ```
     pub fn remove_hash(&self, hash: u64) -> bool {
-        self.levels.remove(hash::mix(hash))
+        let mixed = hash::mix(hash);
+        with_levels!(&self.levels, levels => levels.remove(mixed))
     }
 
     /// **Unstable, for tests** (feature `test-hooks`): a hash whose first bucket is `bucket`
@@ -389,7 +397,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// `*_hash` methods.
     #[cfg(feature = "test-hooks")]
     #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
-    pub fn hash_for_slot(&self, bucket: usize, fingerprint: u16) -> u64 {
+    pub fn hash_for_slot(&self, bucket: usize, fingerprint: u32) -> u64 {
         self.hash_for_slot_in_level(0, bucket, fingerprint)
     }
 
@@ -401,16 +409,16 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// If the filter has no such level, or `fingerprint` is 0 or 0xFFFF.
     #[cfg(feature = "test-hooks")]
     #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
-    pub fn hash_for_slot_in_level(&self, level: usize, bucket: usize, fingerprint: u16) -> u64 {
-        let buckets = self.levels.level(level).bucket_count();
-        hash::compose(bucket, test_fingerprint(fingerprint), buckets)
+    pub fn hash_for_slot_in_level(&self, level: usize, bucket: usize, fingerprint: u32) -> u64 {
+        let fingerprint = test_fingerprint(fingerprint);
+        with_levels!(&self.levels, levels => levels.level(level).hash_for_slot(bucket, fingerprint))
     }
 
     /// **Unstable, for tests** (feature `test-hooks`): the first bucket, second bucket and
     /// fingerprint of a hash in level 0.
     #[cfg(feature = "test-hooks")]
     #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
-    pub fn slots_for_hash(&self, hash: u64) -> (usize, usize, u16) {
+    pub fn slots_for_hash(&self, hash: u64) -> (usize, usize, u32) {
         self.slots_for_hash_in_level(0, hash)
     }
 
@@ -422,8 +430,8 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// If the filter has no such level.
     #[cfg(feature = "test-hooks")]
     #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
-    pub fn slots_for_hash_in_level(&self, level: usize, hash: u64) -> (usize, usize, u16) {
-        let s = hash::slots(hash, self.levels.level(level).bucket_count());
+    pub fn slots_for_hash_in_level(&self, level: usize, hash: u64) -> (usize, usize, u32) {
+        let s = with_levels!(&self.levels, levels => levels.level(level).slots(hash::mix(hash)));
         (s.first, s.second, s.fingerprint.get())
     }
 
@@ -431,7 +439,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// `bucket` of level 0 holds (a plain read).
     #[cfg(feature = "test-hooks")]
     #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
-    pub fn fingerprint_count(&self, bucket: usize, fingerprint: u16) -> usize {
+    pub fn fingerprint_count(&self, bucket: usize, fingerprint: u32) -> usize {
         self.fingerprint_count_in_level(0, bucket, fingerprint)
     }
 
@@ -448,9 +456,10 @@ impl<S: BuildHasher> CuckooFilter<S> {
         &self,
         level: usize,
         bucket: usize,
-        fingerprint: u16,
+        fingerprint: u32,
     ) -> usize {
-        self.levels.level(level).fingerprint_count(bucket, test_fingerprint(fingerprint))
+        let fingerprint = test_fingerprint(fingerprint);
+        with_levels!(&self.levels, levels => levels.level(level).fingerprint_count(bucket, fingerprint))
     }
 
     /// **Unstable, for tests** (feature `test-hooks`): [`insert_hash`](Self::insert_hash) in a
@@ -469,7 +478,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
     pub fn insert_hash_as_of(&self, levels: usize, hash: u64) -> Result<(), InsertError> {
         assert!(levels > 0, "a filter has at least one level");
-        self.levels.insert_as_of(levels, hash::mix(hash))
+        with_levels!(&self.levels, inner => inner.insert_as_of(levels, hash::mix(hash)))
     }
 
     /// **Unstable, for tests** (feature `test-hooks`): adds a level to a growable filter now, as
@@ -478,7 +487,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     #[cfg(feature = "test-hooks")]
     #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
     pub fn grow_now(&self) -> bool {
-        self.levels.grow_now()
+        with_levels!(&self.levels, levels => levels.grow_now())
     }
 
     /// The hasher that maps items to fingerprints and buckets.
@@ -527,7 +536,8 @@ impl<S: BuildHasher> CuckooFilter<S> {
 /// ```
 impl<S: BuildHasher + Clone> Clone for CuckooFilter<S> {
     fn clone(&self) -> Self {
-        let levels = self.levels.consistent_copy().expect("cannot allocate the cloned table");
+        let copy = with_levels!(&self.levels, levels => levels.consistent_copy().map(IntoEncoded::into_encoded));
+        let levels = copy.expect("cannot allocate the cloned table");
         Self { levels, hasher: self.hasher.clone() }
     }
 }
@@ -547,7 +557,7 @@ impl<S> CuckooFilter<S> {
     /// assert_eq!(filter.len(), 2);
     /// ```
     pub fn len(&self) -> usize {
-        self.levels.len()
+        with_levels!(&self.levels, levels => levels.len())
     }
 
     /// Whether [`len`](Self::len) is 0.
@@ -573,7 +583,7 @@ impl<S> CuckooFilter<S> {
     /// assert!(CuckooFilter::with_capacity(12_345).capacity() >= 12_345);
     /// ```
     pub fn capacity(&self) -> usize {
-        self.levels.capacity()
+        with_levels!(&self.levels, levels => levels.capacity())
     }
 
     /// Whether the filter adds levels when full ([`Builder::growable`](crate::Builder::growable),
@@ -589,7 +599,7 @@ impl<S> CuckooFilter<S> {
     /// assert!(CuckooFilter::builder().capacity(10).growable().build().is_growable());
     /// ```
     pub fn is_growable(&self) -> bool {
-        self.levels.growth().is_some()
+        with_levels!(&self.levels, levels => levels.growth()).is_some()
     }
 
     /// The item ceiling of a growable filter ([`Builder::max_capacity`](crate::Builder::max_capacity),
@@ -605,7 +615,7 @@ impl<S> CuckooFilter<S> {
     /// assert_eq!(filter.max_memory(), None);
     /// ```
     pub fn max_capacity(&self) -> Option<usize> {
-        self.levels.growth().and_then(|ceiling| ceiling.items)
+        with_levels!(&self.levels, levels => levels.growth()).and_then(|ceiling| ceiling.items)
     }
 
     /// The byte ceiling of a growable filter ([`Builder::max_memory`](crate::Builder::max_memory),
@@ -622,7 +632,7 @@ impl<S> CuckooFilter<S> {
     /// assert_eq!(CuckooFilter::with_capacity(10).max_memory(), None);
     /// ```
     pub fn max_memory(&self) -> Option<usize> {
-        self.levels.growth().and_then(|ceiling| ceiling.bytes)
+        with_levels!(&self.levels, levels => levels.growth()).and_then(|ceiling| ceiling.bytes)
     }
 
     /// Stops a growable filter from adding levels once it has `levels` (clamped to 1 to 32;
@@ -648,7 +658,7 @@ impl<S> CuckooFilter<S> {
     /// assert!(filter.insert(&refused.unwrap()).is_ok());
     /// ```
     pub fn set_max_levels(&self, levels: usize) {
-        self.levels.set_level_limit(levels);
+        with_levels!(&self.levels, inner => inner.set_level_limit(levels));
     }
 
     /// The most levels this filter grows to ([`set_max_levels`](Self::set_max_levels)), 32
@@ -662,7 +672,7 @@ impl<S> CuckooFilter<S> {
     /// assert_eq!(CuckooFilter::with_capacity(10).max_levels(), 32);
     /// ```
     pub fn max_levels(&self) -> usize {
-        self.levels.level_limit()
+        with_levels!(&self.levels, levels => levels.level_limit())
     }
 
     /// The fraction of fingerprint lanes in use, [`len`](Self::len) over four lanes a bucket.
@@ -696,7 +706,7 @@ impl<S> CuckooFilter<S> {
     /// assert!(per_item < 2.2, "{per_item}");
     /// ```
     pub fn memory_usage(&self) -> usize {
-        self.levels.memory_usage()
+        with_levels!(&self.levels, levels => levels.memory_usage())
     }
 
     /// The number of buckets (four lanes each).
@@ -710,7 +720,21 @@ impl<S> CuckooFilter<S> {
     /// assert!(filter.bucket_count() * 4 >= filter.capacity());
     /// ```
     pub fn bucket_count(&self) -> usize {
-        self.levels.bucket_count()
+        with_levels!(&self.levels, levels => levels.bucket_count())
+    }
+
+    /// How the filter's buckets hold their fingerprints, as chosen when it was built
+    /// ([`Builder::encoding`]) or as its snapshot recorded.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::{CuckooFilter, Encoding};
+    ///
+    /// assert_eq!(CuckooFilter::with_capacity(10).encoding(), Encoding::Plain);
+    /// ```
+    pub fn encoding(&self) -> Encoding {
+        self.levels.encoding()
     }
 
     /// A snapshot of the operation counters: relocations, path lengths, refusals, conservative
@@ -726,7 +750,7 @@ impl<S> CuckooFilter<S> {
     /// assert_eq!(filter.stats().refused_inserts, 0);
     /// ```
     pub fn stats(&self) -> Stats {
-        self.levels.stats()
+        with_levels!(&self.levels, levels => levels.stats())
     }
 
     /// Removes every item and resets the counters.
@@ -743,7 +767,7 @@ impl<S> CuckooFilter<S> {
     /// assert!(!filter.contains("a"));
     /// ```
     pub fn clear(&mut self) {
-        self.levels.clear();
+        with_levels!(&mut self.levels, levels => levels.clear());
     }
 }
 
@@ -761,6 +785,7 @@ impl<S> fmt::Debug for CuckooFilter<S> {
 
 /// A test hook's fingerprint argument, checked.
 #[cfg(feature = "test-hooks")]
-fn test_fingerprint(value: u16) -> crate::fingerprint::Fingerprint {
-    crate::fingerprint::Fingerprint::from_lane(value).expect("a fingerprint is in 1..=0xFFFE")
+fn test_fingerprint(value: u32) -> crate::fingerprint::Fingerprint {
+    crate::fingerprint::Fingerprint::from_entry(value)
+        .expect("a fingerprint is below 2^17, with its low 16 bits in 1..=0xFFFE")
 }

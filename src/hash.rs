@@ -13,9 +13,13 @@
 //! The bucket index comes from the high 48 bits of the mixed hash (multiply-shift "fastrange",
 //! so any bucket count works) and the fingerprint from the low 16: disjoint bits, so two items
 //! that share a fingerprint are no likelier to share a bucket ([`Fingerprint`] says which
-//! values a fingerprint takes). The second bucket is a reflection, `alt(i, f) = (c(f) - i) mod m`,
+//! values a fingerprint takes). A semi-sorted fingerprint also takes bit 16, the lowest bit of
+//! the index's 48: it moves an item's bucket only when the index lands within one part in 2^48
+//! of a bucket's edge, so the two stay independent in effect, and the index is the same in both
+//! encodings. The second bucket is a reflection, `alt(i, f) = (c(f) - i) mod m`,
 //! an involution for every `m`, not only powers of two.
 
+use crate::bucket::BucketEncoding;
 use crate::fingerprint::Fingerprint;
 
 /// Where an item lives: its fingerprint and its two candidate buckets (equal for some items).
@@ -86,44 +90,54 @@ pub(crate) const fn alt_index(i: usize, fingerprint: Fingerprint, buckets: usize
 }
 
 /// The fingerprint and both buckets of a hash, in a table of `buckets` buckets.
-#[cfg(any(test, feature = "test-hooks"))]
-pub(crate) const fn slots(hash: u64, buckets: usize) -> Slots {
-    mixed_slots(mix(hash), buckets)
+#[cfg(test)]
+pub(crate) fn slots<E: BucketEncoding>(hash: u64, buckets: usize) -> Slots {
+    mixed_slots::<E>(mix(hash), buckets)
 }
 
 /// The fingerprint and both buckets of a mixed hash (`mix`) in a table of `buckets` buckets: the
 /// one place hashes become slots. A growable filter mixes an item's hash once and takes its
 /// slots in each level from it.
-#[inline]
-pub(crate) const fn mixed_slots(mixed: u64, buckets: usize) -> Slots {
-    let fingerprint = Fingerprint::of_mixed(mixed);
+#[inline(always)]
+pub(crate) fn mixed_slots<E: BucketEncoding>(mixed: u64, buckets: usize) -> Slots {
+    let fingerprint = E::fingerprint(mixed);
     let first = index(mixed, buckets);
     Slots { fingerprint, first, second: alt_index(first, fingerprint, buckets) }
 }
 
 /// A hash whose first bucket is `bucket` and whose fingerprint is `fingerprint`.
 #[cfg(any(test, feature = "test-hooks"))]
-pub(crate) const fn compose(bucket: usize, fingerprint: Fingerprint, buckets: usize) -> u64 {
-    compose_nth(bucket, fingerprint, buckets, 0)
+pub(crate) fn compose<E: BucketEncoding>(
+    bucket: usize,
+    fingerprint: Fingerprint,
+    buckets: usize,
+) -> u64 {
+    compose_nth::<E>(bucket, fingerprint, buckets, 0)
 }
 
 /// The `nth` hash (from 0) whose first bucket is `bucket` and whose fingerprint is
 /// `fingerprint`, for `nth` below `2^48 / buckets - 1`: distinct items with the same slots.
 #[cfg(any(test, feature = "test-hooks"))]
-pub(crate) const fn compose_nth(
+pub(crate) fn compose_nth<E: BucketEncoding>(
     bucket: usize,
     fingerprint: Fingerprint,
     buckets: usize,
     nth: u64,
 ) -> u64 {
-    // The smallest 48-bit value that fastrange maps to `bucket`, and the ones after it.
-    let high = ((bucket as u128) << 48).div_ceil(buckets as u128) as u64 + nth;
-    unmix(high << 16 | fingerprint.get() as u64)
+    // The 48-bit values that fastrange maps to `bucket`, from the smallest, whose bits under the
+    // fingerprint (none for 16-bit fingerprints, bit 16 for 17) are the fingerprint's.
+    let shared = E::FINGERPRINT_BITS - 16;
+    let above = u64::from(fingerprint.get() >> 16);
+    let first = ((bucket as u128) << 48).div_ceil(buckets as u128) as u64;
+    let aligned = first + (above.wrapping_sub(first) & ((1 << shared) - 1));
+    let high = aligned + (nth << shared);
+    unmix(high << 16 | u64::from(fingerprint.get() & 0xFFFF))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bucket::{plain::Plain, semi_sorted::SemiSorted};
     use rand::{rngs::StdRng, Rng, SeedableRng};
 
     const SIZES: [usize; 14] = [1, 2, 3, 4, 5, 7, 8, 9, 97, 255, 256, 257, 65_537, 1_000_003];
@@ -153,8 +167,12 @@ mod tests {
         ];
         for (hash, mixed, f, first) in vectors {
             assert_eq!(mix(hash), mixed, "{hash:#x}");
-            let s = slots(hash, 1000);
+            let s = slots::<Plain>(hash, 1000);
             assert_eq!((s.fingerprint.get(), s.first), (f, first), "{hash:#x}");
+            // The semi-sorted encoding adds the mixed hash's bit 16 and keeps the index.
+            let s = slots::<SemiSorted>(hash, 1000);
+            let wide = f | (mixed & 0x1_0000) as u32;
+            assert_eq!((s.fingerprint.get(), s.first), (wide, first), "{hash:#x}");
         }
     }
 
@@ -187,7 +205,8 @@ mod tests {
     #[cfg_attr(miri, ignore = "arithmetic only, too slow under Miri")]
     fn alt_is_an_involution_within_range_for_every_size() {
         for m in SIZES {
-            for f in (1..u16::MAX).step_by(97).chain([1, u16::MAX - 1]).map(Fingerprint::of) {
+            let prints = (1..0xFFFF).step_by(97).chain([1, 0xFFFE, 0x1_0001, 0x1_FFFE]);
+            for f in prints.map(Fingerprint::of) {
                 for i in [0, m / 2, m - 1] {
                     let j = alt_index(i, f, m);
                     assert!(j < m, "alt({i}, {f:?}) = {j} out of {m}");
@@ -199,7 +218,7 @@ mod tests {
         for _ in 0..100_000 {
             let m = rng.random_range(1..1 << 30);
             let i = rng.random_range(0..m);
-            let f = Fingerprint::of(rng.random_range(1..u16::MAX));
+            let f = Fingerprint::of(rng.random_range(1..0xFFFF) | rng.random_range(0..2) << 16);
             let j = alt_index(i, f, m);
             assert!(j < m);
             assert_eq!(alt_index(j, f, m), i);
@@ -224,32 +243,48 @@ mod tests {
         }
     }
 
-    #[test]
-    fn compose_round_trips_through_slots() {
+    fn compose_round_trips_through_slots<E: BucketEncoding>(prints: &[u32]) {
         for m in SIZES {
             for bucket in [0, m / 3, m - 1] {
-                for f in [1, 2, 0x8000, 0xFFFE].map(Fingerprint::of) {
-                    let s = slots(compose(bucket, f, m), m);
-                    assert_eq!((s.first, s.fingerprint), (bucket, f), "m={m}");
-                    assert_eq!(s.second, alt_index(bucket, f, m));
+                for &f in prints {
+                    let f = Fingerprint::of(f);
+                    for nth in 0..3 {
+                        let hash = compose_nth::<E>(bucket, f, m, nth);
+                        let s = slots::<E>(hash, m);
+                        assert_eq!((s.first, s.fingerprint), (bucket, f), "m={m} nth={nth}");
+                        assert_eq!(s.second, alt_index(bucket, f, m));
+                        assert_ne!(hash, compose_nth::<E>(bucket, f, m, nth + 1));
+                    }
                 }
             }
         }
+    }
+
+    #[test]
+    fn compose_round_trips_through_slots_in_both_encodings() {
+        compose_round_trips_through_slots::<Plain>(&[1, 2, 0x8000, 0xFFFE]);
+        compose_round_trips_through_slots::<SemiSorted>(&[1, 0x8000, 0x1_0001, 0x1_FFFE]);
     }
 
     /// If the index and the fingerprint shared bits, items in the same bucket would share
     /// fingerprints more often than chance and the false-positive rate would rise. Count pairs
     /// of random hashes that land in the same bucket and compare their fingerprint agreement
     /// with the chance that independence predicts: the sum of the squared probabilities of the
-    /// fingerprints, 1/65,532 (`fingerprint`'s module).
+    /// fingerprints, 1/65,532 (`fingerprint`'s module), or 1/131,064 for semi-sorted ones, whose
+    /// 17th bit is also the index's lowest.
     #[test]
     #[cfg_attr(miri, ignore = "arithmetic only, too slow under Miri")]
     fn index_and_fingerprint_are_independent() {
+        index_and_fingerprint_are_independent_in::<Plain>(65_532.0);
+        index_and_fingerprint_are_independent_in::<SemiSorted>(131_064.0);
+    }
+
+    fn index_and_fingerprint_are_independent_in<E: BucketEncoding>(values: f64) {
         let buckets = 1 << 10;
         let mut by_bucket = vec![Vec::new(); buckets];
         let mut rng = StdRng::seed_from_u64(3);
         for _ in 0..300_000 {
-            let s = slots(rng.random(), buckets);
+            let s = slots::<E>(rng.random(), buckets);
             by_bucket[s.first].push(s.fingerprint);
         }
         let (mut pairs, mut equal) = (0u64, 0u64);
@@ -261,7 +296,7 @@ mod tests {
                 }
             }
         }
-        let expected = pairs as f64 / 65_532.0;
+        let expected = pairs as f64 / values;
         let ratio = equal as f64 / expected;
         assert!((0.8..1.2).contains(&ratio), "{equal} equal of {pairs} pairs: {ratio:.3}x chance");
     }

@@ -110,6 +110,7 @@
 use core::ptr;
 use std::io;
 
+use crate::bucket::BucketEncoding;
 use crate::error::InsertError;
 use crate::pending::{self, Block, Overflow};
 use crate::sizing::{buckets_for, capacity_of};
@@ -148,12 +149,12 @@ pub(crate) struct Ceiling {
 }
 
 /// A filter's levels. See the module documentation.
-pub(crate) struct Levels {
+pub(crate) struct Levels<E: BucketEncoding> {
     /// Level 0, inline: a filter that never grew reaches its table through no pointer.
-    level_0: Table,
+    level_0: Table<E>,
     /// The newest level, which lists the older ones (`level_0` below them); null while
     /// `level_0` is the newest.
-    newest: AtomicPtr<Level>,
+    newest: AtomicPtr<Level<E>>,
     /// `None` for a fixed filter.
     growth: Option<Ceiling>,
     /// Whether `level_0` takes no more new items ([`close_if_full`](Self::close_if_full)).
@@ -177,33 +178,33 @@ pub(crate) struct Levels {
 }
 
 /// A level added by a growth.
-struct Level {
-    table: Table,
+struct Level<E: BucketEncoding> {
+    table: Table<E>,
     /// Pending removals ([`pending`]) of items of any level.
     pending: Block,
     /// Whether the level takes no more new items ([`Levels::close_if_full`]).
     closed: AtomicBool,
     /// The levels below this one. Written when the level is built, before it is published, and
     /// never again; a cell so that loom sees the publication.
-    older: UnsafeCell<Older>,
+    older: UnsafeCell<Older<E>>,
 }
 
 /// The levels added to level 0 below a level, newest first: the whole chain under it, listed
 /// once when the level is built, so that a thread that loaded `newest` once reaches every level
 /// without following a link (levels are only added, so the list never changes).
 #[derive(Clone, Copy)]
-struct Older {
-    levels: [*const Level; MAX_LEVELS - 2],
+struct Older<E: BucketEncoding> {
+    levels: [*const Level<E>; MAX_LEVELS - 2],
     len: usize,
     /// How many of the tables below the level (these levels, then level 0) a lookup prefetches
     /// ([`Chain::prefetch`]): those down to the first smaller than [`PREFETCH_MIN_BUCKETS`].
     prefetched: usize,
 }
 
-impl Older {
+impl<E: BucketEncoding> Older<E> {
     /// The list under a level built on top of `older` in a filter whose level 0 has
     /// `level_0_buckets` buckets.
-    fn under(older: *const Level, level_0_buckets: usize) -> Self {
+    fn under(older: *const Level<E>, level_0_buckets: usize) -> Self {
         let mut list = Self { levels: [ptr::null(); MAX_LEVELS - 2], len: 0, prefetched: 0 };
         if !is_level_0(older) {
             // SAFETY: `older` is a published level (or one built by this thread): it lives until
@@ -224,20 +225,24 @@ impl Older {
         list
     }
 
-    fn levels(&self) -> &[*const Level] {
+    fn levels(&self) -> &[*const Level<E>] {
         &self.levels[..self.len]
     }
 }
 
-impl Level {
+impl<E: BucketEncoding> Level<E> {
     /// Builds a level on top of `older` and leaks it, for publication.
-    fn publishable(table: Table, older: *const Level, level_0_buckets: usize) -> *mut Level {
+    fn publishable(
+        table: Table<E>,
+        older: *const Level<E>,
+        level_0_buckets: usize,
+    ) -> *mut Level<E> {
         let (pending, closed) = (Block::for_level(table.bucket_count()), AtomicBool::new(false));
         let older = UnsafeCell::new(Older::under(older, level_0_buckets));
         Box::into_raw(Box::new(Level { table, pending, closed, older }))
     }
 
-    fn older(&self) -> &Older {
+    fn older(&self) -> &Older<E> {
         // SAFETY: `older` is written only when the level is built, and every thread that reaches
         // a level did so through an Acquire load of the Release CAS that published it (or owns
         // the filter through `&mut`, or built the level), so the write happens-before this read;
@@ -249,28 +254,28 @@ impl Level {
     /// `block`: those and the rest of the `Level` around the table. Measured parts for a built
     /// level, foreseen ones for the level a growth sizes, so that the two agree.
     fn memory(table: usize, block: usize) -> usize {
-        table + block + (core::mem::size_of::<Level>() - core::mem::size_of::<Table>())
+        table + block + (core::mem::size_of::<Level<E>>() - core::mem::size_of::<Table<E>>())
     }
 }
 
 /// Whether `level` stands for level 0 (`level_0`, inline in `Levels`, has no `Level`): the chain
 /// from a value of `newest` that is level 0 holds level 0 alone.
 #[inline]
-fn is_level_0(level: *const Level) -> bool {
+fn is_level_0<E: BucketEncoding>(level: *const Level<E>) -> bool {
     level.is_null()
 }
 
-impl Levels {
+impl<E: BucketEncoding> Levels<E> {
     /// A filter's levels: `level_0` alone, growable up to `growth` if that is `Some`.
-    pub(crate) fn new(level_0: Table, growth: Option<Ceiling>) -> Self {
+    pub(crate) fn new(level_0: Table<E>, growth: Option<Ceiling>) -> Self {
         Self::with_newer(level_0, Vec::new(), growth, 0)
     }
 
     /// Levels `level_0` and then `newer`, oldest first (a loaded snapshot or a copy), whose words
     /// hold `retained` fingerprints of removed items (`remove`).
     pub(crate) fn with_newer(
-        level_0: Table,
-        newer: Vec<Table>,
+        level_0: Table<E>,
+        newer: Vec<Table<E>>,
         growth: Option<Ceiling>,
         retained: u64,
     ) -> Self {
@@ -298,8 +303,13 @@ impl Levels {
         self
     }
 
+    /// The encoding of every level's buckets.
+    pub(crate) fn encoding(&self) -> crate::bucket::Encoding {
+        E::ENCODING
+    }
+
     /// Level 0.
-    pub(crate) fn level_0(&self) -> &Table {
+    pub(crate) fn level_0(&self) -> &Table<E> {
         &self.level_0
     }
 
@@ -309,7 +319,7 @@ impl Levels {
     }
 
     #[inline]
-    fn newest(&self) -> *const Level {
+    fn newest(&self) -> *const Level<E> {
         // Acquire: pairs with the AcqRel publication in `grow`, so the level and its chain are
         // seen as built.
         self.newest.load(Ordering::Acquire).cast_const()
@@ -317,7 +327,7 @@ impl Levels {
 
     /// The newest level if a level was added to level 0, `None` while level 0 is the only one.
     #[inline]
-    fn grown(&self) -> Option<*const Level> {
+    fn grown(&self) -> Option<*const Level<E>> {
         // A fixed filter is told by a plain field, not the atomic `newest`: the compiler can
         // then keep the test out of a caller's loop (measured: 5 instructions a lookup).
         let newest = if self.growth.is_none() { ptr::null() } else { self.newest() };
@@ -326,19 +336,19 @@ impl Levels {
 
     /// Level 0, if no level was added to it.
     #[inline]
-    pub(crate) fn single(&self) -> Option<&Table> {
+    pub(crate) fn single(&self) -> Option<&Table<E>> {
         self.grown().is_none().then_some(&self.level_0)
     }
 
     /// The levels as they are now ([`Chain`]).
-    pub(crate) fn chain(&self) -> Chain<'_> {
+    pub(crate) fn chain(&self) -> Chain<'_, E> {
         self.chain_from(self.newest())
     }
 
     /// The levels of the chain from `newest`: the newest level's list of those below it, read
     /// with no walk.
     #[inline]
-    fn chain_from(&self, newest: *const Level) -> Chain<'_> {
+    fn chain_from(&self, newest: *const Level<E>) -> Chain<'_, E> {
         if is_level_0(newest) {
             return Chain { newest: None, older: &[], prefetched: 0, level_0: &self.level_0 };
         }
@@ -355,12 +365,12 @@ impl Levels {
     }
 
     /// The levels added to level 0 in the chain from `newest`, newest first.
-    fn added_from(&self, newest: *const Level) -> impl Iterator<Item = &Level> {
+    fn added_from(&self, newest: *const Level<E>) -> impl Iterator<Item = &Level<E>> {
         self.chain_from(newest).added()
     }
 
     /// The tables, oldest first, for the callers that keep them (snapshots, merges).
-    pub(crate) fn oldest_first(&self) -> Vec<&Table> {
+    pub(crate) fn oldest_first(&self) -> Vec<&Table<E>> {
         self.chain().iter().rev().collect()
     }
 
@@ -378,7 +388,7 @@ impl Levels {
     /// and stack frame of a fixed filter's operation (measured: 25 instructions an insert, 19 a
     /// remove).
     #[inline(never)]
-    fn contains_grown(&self, newest: *const Level, mixed: u64) -> bool {
+    fn contains_grown(&self, newest: *const Level<E>, mixed: u64) -> bool {
         self.chain_from(newest).lookup(mixed)
     }
 
@@ -409,7 +419,7 @@ impl Levels {
 
     /// [`remove`](Self::remove) in a grown filter, out of line (see `contains_grown`).
     #[inline(never)]
-    fn remove_grown(&self, newest: *const Level, mixed: u64) -> bool {
+    fn remove_grown(&self, newest: *const Level<E>, mixed: u64) -> bool {
         match self.take_from_one_level(newest, mixed) {
             Taken::Copy => true,
             Taken::Absent => false,
@@ -421,7 +431,7 @@ impl Levels {
     }
 
     /// Takes one copy of the item if exactly one level of the chain from `newest` holds matches.
-    fn take_from_one_level(&self, newest: *const Level, mixed: u64) -> Taken {
+    fn take_from_one_level(&self, newest: *const Level<E>, mixed: u64) -> Taken {
         let chain = self.chain_from(newest);
         loop {
             // Each level's validated read: it never misses copies present throughout.
@@ -441,7 +451,7 @@ impl Levels {
     /// Records that a copy matching `key` stays in the levels for an item that was removed: a
     /// pending removal in a free entry of a block of the chain from `newest`, adding an overflow
     /// block if none is free (without a memory ceiling), or else a removal retained for good.
-    fn leave_behind(&self, newest: *const Level, key: u64) {
+    fn leave_behind(&self, newest: *const Level<E>, key: u64) {
         // Relaxed: a count, exact once the operations are joined; incremented before the entry
         // is written and decremented after it is taken, so it never falls below the entries.
         self.pending_count.fetch_add(1, Ordering::Relaxed);
@@ -464,7 +474,7 @@ impl Levels {
     /// Takes a pending removal of the item, if one is recorded: its surplus copy is the item's
     /// copy again.
     #[inline]
-    fn claim(&self, newest: *const Level, mixed: u64) -> bool {
+    fn claim(&self, newest: *const Level<E>, mixed: u64) -> bool {
         // Relaxed: only a hint. An insert that misses an entry recorded meanwhile stores a copy
         // of its own, which is always sound.
         if self.pending_count.load(Ordering::Relaxed) == 0 {
@@ -481,7 +491,7 @@ impl Levels {
 
     /// Tries every pending removal again: one whose item now matches in one level only is
     /// completed, freeing its surplus copy; the others are recorded again.
-    fn sweep(&self, newest: *const Level) {
+    fn sweep(&self, newest: *const Level<E>) {
         // Relaxed: only a hint, as in `claim`.
         if self.pending_count.load(Ordering::Relaxed) == 0 {
             return;
@@ -499,7 +509,7 @@ impl Levels {
 
     /// The blocks of pending removals: those of the levels added to level 0 in the chain from
     /// `newest`, newest first, then the overflow blocks.
-    fn blocks(&self, newest: *const Level) -> impl Iterator<Item = &Block> {
+    fn blocks(&self, newest: *const Level<E>) -> impl Iterator<Item = &Block> {
         self.added_from(newest).map(|level| &level.pending).chain(self.overflow.blocks())
     }
 
@@ -530,7 +540,7 @@ impl Levels {
     /// [`insert_growable`](Self::insert_growable) by a thread whose load of `newest` gave
     /// `newest`: levels may have been added since.
     #[inline]
-    fn insert_from(&self, mut newest: *const Level, mixed: u64) -> Result<(), InsertError> {
+    fn insert_from(&self, mut newest: *const Level<E>, mixed: u64) -> Result<(), InsertError> {
         if !is_level_0(newest) && self.claim(newest, mixed) {
             return Ok(());
         }
@@ -581,7 +591,7 @@ impl Levels {
     /// in one level, and its removes take them exactly (`remove`). A plain read of each level (a
     /// relocation in flight can hide a copy): a hint, on which no answer rests.
     #[inline]
-    fn home_of(&self, newest: *const Level, mixed: u64) -> Option<&Table> {
+    fn home_of(&self, newest: *const Level<E>, mixed: u64) -> Option<&Table<E>> {
         if is_level_0(newest) {
             return None;
         }
@@ -590,7 +600,7 @@ impl Levels {
 
     /// Whether `level` takes no more new items, only copies of the items it holds: see
     /// [`close_if_full`](Self::close_if_full).
-    fn closed(&self, level: *const Level) -> &AtomicBool {
+    fn closed(&self, level: *const Level<E>) -> &AtomicBool {
         if is_level_0(level) {
             &self.level_0_closed
         } else {
@@ -605,7 +615,7 @@ impl Levels {
     /// another level. Checked after inserts that needed long paths, which only a level near its
     /// promise sees, so that counting its items costs nothing on the common path.
     #[cold]
-    fn close_if_full(&self, level: *const Level) {
+    fn close_if_full(&self, level: *const Level<E>) {
         let table = self.table_of(level);
         if table.len() >= capacity_of(table.bucket_count()) {
             // Relaxed: a hint; an insert that still sees the level open stores a new item in
@@ -618,7 +628,7 @@ impl Levels {
     /// closed) when no level can be added (at the ceiling, or out of memory) or when its own
     /// copies fill the item's buckets there: any level may have room again after removes, and
     /// pending removals completed now may free some.
-    fn insert_in_any_level(&self, mixed: u64, newest: *const Level) -> Result<(), InsertError> {
+    fn insert_in_any_level(&self, mixed: u64, newest: *const Level<E>) -> Result<(), InsertError> {
         self.sweep(newest);
         let chain = self.chain_from(newest);
         if chain.iter().any(|table| table.try_insert(table.slots(mixed)).is_ok()) {
@@ -629,7 +639,7 @@ impl Levels {
         Err(InsertError::Full)
     }
 
-    fn table_of(&self, level: *const Level) -> &Table {
+    fn table_of(&self, level: *const Level<E>) -> &Table<E> {
         if is_level_0(level) {
             &self.level_0
         } else {
@@ -642,7 +652,7 @@ impl Levels {
     /// Makes sure that a level newer than `seen` exists: `true` if one does (built by this
     /// thread or another), `false` at the ceiling, when the filter is fixed, or when the new
     /// level cannot be allocated.
-    fn grow(&self, seen: *const Level) -> bool {
+    fn grow(&self, seen: *const Level<E>) -> bool {
         let Some(ceiling) = self.growth else {
             return false;
         };
@@ -653,7 +663,8 @@ impl Levels {
         // Completing pending removals first gives their copies' room back before any is added.
         self.sweep(seen);
         let built = self.next_level(seen, ceiling).and_then(|buckets| {
-            Table::try_new(buckets, self.level_0.lookup_retries(), self.level_0.huge_pages()).ok()
+            Table::<E>::try_new(buckets, self.level_0.lookup_retries(), self.level_0.huge_pages())
+                .ok()
         });
         let Some(table) = built else {
             // At the ceiling, or out of memory: unless another thread added a level meanwhile.
@@ -686,7 +697,7 @@ impl Levels {
     ///
     /// If there is no such level.
     #[cfg(feature = "test-hooks")]
-    pub(crate) fn level(&self, index: usize) -> &Table {
+    pub(crate) fn level(&self, index: usize) -> &Table<E> {
         self.chain().iter().rev().nth(index).expect("no such level")
     }
 
@@ -699,7 +710,7 @@ impl Levels {
     #[cfg(feature = "test-hooks")]
     pub(crate) fn insert_as_of(&self, levels: usize, mixed: u64) -> Result<(), InsertError> {
         assert!(self.growth.is_some(), "a fixed filter has no growth to race");
-        let added: Vec<&Level> = self.added_from(self.newest()).collect();
+        let added: Vec<&Level<E>> = self.added_from(self.newest()).collect();
         let seen = match levels.checked_sub(2) {
             None => ptr::null(),
             Some(below_newest) => {
@@ -731,7 +742,7 @@ impl Levels {
 
     /// The bucket count of the level to add on top of `newest`, if the ceiling and the level
     /// limit allow one.
-    fn next_level(&self, newest: *const Level, ceiling: Ceiling) -> Option<usize> {
+    fn next_level(&self, newest: *const Level<E>, ceiling: Ceiling) -> Option<usize> {
         let chain = self.chain_from(newest);
         if chain.len() >= self.level_limit() {
             return None;
@@ -749,7 +760,10 @@ impl Levels {
             let room = bytes.checked_sub(self.memory_from(newest))?;
             buckets = buckets.min(room / core::mem::size_of::<u64>());
             let memory = |buckets| {
-                Level::memory(Table::memory_for(buckets), Block::memory_for_level(buckets))
+                Level::<E>::memory(
+                    Table::<E>::memory_for(buckets),
+                    Block::memory_for_level(buckets),
+                )
             };
             while buckets > 0 && memory(buckets) > room {
                 buckets -= (buckets / 64).max(1);
@@ -786,7 +800,7 @@ impl Levels {
     /// Accepted inserts minus successful removes, over every level.
     pub(crate) fn len(&self) -> usize {
         let retained = usize::try_from(self.retained()).unwrap_or(usize::MAX);
-        self.chain().iter().map(Table::len).sum::<usize>().saturating_sub(retained)
+        self.chain().iter().map(Table::<E>::len).sum::<usize>().saturating_sub(retained)
     }
 
     /// Items the levels promise to accept together.
@@ -795,7 +809,7 @@ impl Levels {
     }
 
     pub(crate) fn bucket_count(&self) -> usize {
-        self.chain().iter().map(Table::bucket_count).sum()
+        self.chain().iter().map(Table::<E>::bucket_count).sum()
     }
 
     /// Bytes of the filter: its levels and what is around them.
@@ -807,15 +821,15 @@ impl Levels {
     /// with `outside` bytes around its levels, before it is built (a ceiling is checked
     /// against it).
     pub(crate) fn memory_for(buckets: usize, outside: usize) -> usize {
-        Table::memory_for(buckets).saturating_add(Self::AROUND_LEVEL_0 + outside)
+        Table::<E>::memory_for(buckets).saturating_add(Self::AROUND_LEVEL_0 + outside)
     }
 
     /// What `Levels` holds beside its level 0 table.
-    const AROUND_LEVEL_0: usize = core::mem::size_of::<Self>() - core::mem::size_of::<Table>();
+    const AROUND_LEVEL_0: usize = core::mem::size_of::<Self>() - core::mem::size_of::<Table<E>>();
 
     /// [`memory_usage`](Self::memory_usage) with the levels from `newest` down: level 0, each
     /// added level, and the rest of the filter.
-    fn memory_from(&self, newest: *const Level) -> usize {
+    fn memory_from(&self, newest: *const Level<E>) -> usize {
         Self::AROUND_LEVEL_0
             + self.outside
             + self.overflow.memory_usage()
@@ -823,7 +837,7 @@ impl Levels {
             + self
                 .added_from(newest)
                 .map(|level| {
-                    Level::memory(level.table.memory_usage(), level.pending.memory_usage())
+                    Level::<E>::memory(level.table.memory_usage(), level.pending.memory_usage())
                 })
                 .sum::<usize>()
     }
@@ -847,7 +861,7 @@ impl Levels {
             .chain()
             .iter()
             .rev()
-            .map(Table::consistent_copy)
+            .map(Table::<E>::consistent_copy)
             .collect::<io::Result<Vec<_>>>()?;
         let level_0 = copies.remove(0);
         let copy = Self::with_newer(level_0, copies, self.growth, self.retained());
@@ -886,7 +900,7 @@ impl Levels {
     }
 }
 
-impl Drop for Levels {
+impl<E: BucketEncoding> Drop for Levels<E> {
     fn drop(&mut self) {
         // A loom model that fails drops its filter while unwinding, before it joined the
         // threads that built levels: loom would report the unordered read of their lists as a
@@ -898,9 +912,9 @@ impl Drop for Levels {
     }
 }
 
-impl core::fmt::Debug for Levels {
+impl<E: BucketEncoding> core::fmt::Debug for Levels<E> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        let buckets: Vec<usize> = self.chain().iter().rev().map(Table::bucket_count).collect();
+        let buckets: Vec<usize> = self.chain().iter().rev().map(Table::<E>::bucket_count).collect();
         f.debug_struct("Levels")
             .field("buckets", &buckets)
             .field("growth", &self.growth)
@@ -913,18 +927,18 @@ impl core::fmt::Debug for Levels {
 /// oldest first). Using it follows no link; a level added afterwards holds only items whose
 /// inserts did not happen-before the load.
 #[derive(Clone, Copy)]
-pub(crate) struct Chain<'a> {
+pub(crate) struct Chain<'a, E: BucketEncoding> {
     /// The newest level; `None` while level 0 is the only one.
-    newest: Option<&'a Level>,
+    newest: Option<&'a Level<E>>,
     /// The levels added to level 0 below `newest`, newest first.
-    older: &'a [*const Level],
+    older: &'a [*const Level<E>],
     /// How many tables below the newest (`older`, then level 0) [`prefetch`](Self::prefetch)
     /// loads ahead.
     prefetched: usize,
-    level_0: &'a Table,
+    level_0: &'a Table<E>,
 }
 
-impl<'a> Chain<'a> {
+impl<'a, E: BucketEncoding> Chain<'a, E> {
     /// How many levels there are.
     #[inline]
     pub(crate) fn len(&self) -> usize {
@@ -933,12 +947,12 @@ impl<'a> Chain<'a> {
 
     /// The newest level's table (level 0 while it is the only one).
     #[inline]
-    pub(crate) fn newest_table(&self) -> &'a Table {
+    pub(crate) fn newest_table(&self) -> &'a Table<E> {
         self.newest.map_or(self.level_0, |level| &level.table)
     }
 
     /// The levels added to level 0, newest first.
-    fn added(self) -> impl Iterator<Item = &'a Level> {
+    fn added(self) -> impl Iterator<Item = &'a Level<E>> {
         self.newest.into_iter().chain(self.older.iter().map(|&level| {
             // SAFETY: the levels of a newest level's list are published levels (or built by the
             // thread that lists them), which live until `&mut` frees them; `'a` borrows the
@@ -950,7 +964,7 @@ impl<'a> Chain<'a> {
     /// The tables below the newest, newest first, ending with level 0; none while level 0 is
     /// the only level.
     #[inline]
-    pub(crate) fn below(&self) -> impl DoubleEndedIterator<Item = &'a Table> + 'a {
+    pub(crate) fn below(&self) -> impl DoubleEndedIterator<Item = &'a Table<E>> + 'a {
         let older = self.older.iter().map(|&level| {
             // SAFETY: as in `added`.
             unsafe { &(*level).table }
@@ -960,13 +974,13 @@ impl<'a> Chain<'a> {
 
     /// The tables, newest first, ending with level 0.
     #[inline]
-    pub(crate) fn iter(&self) -> impl DoubleEndedIterator<Item = &'a Table> + 'a {
+    pub(crate) fn iter(&self) -> impl DoubleEndedIterator<Item = &'a Table<E>> + 'a {
         core::iter::once(self.newest_table()).chain(self.below())
     }
 
     /// Table `index`, 0 the newest.
     #[inline]
-    pub(crate) fn get(&self, index: usize) -> Option<&'a Table> {
+    pub(crate) fn get(&self, index: usize) -> Option<&'a Table<E>> {
         let Some(below) = index.checked_sub(1) else {
             return Some(self.newest_table());
         };
@@ -1043,7 +1057,7 @@ impl<'a> Chain<'a> {
     /// iterators the read did not inline (measured: 380 instructions of a six-level insert's
     /// 644, against 202 for a whole insert into one level).
     #[inline]
-    fn holder(&self, mixed: u64) -> Option<&'a Table> {
+    fn holder(&self, mixed: u64) -> Option<&'a Table<E>> {
         let newest = self.newest_table();
         let mut holders = u64::from(newest.may_hold(newest.slots(mixed)));
         if self.newest.is_some() {
@@ -1090,7 +1104,10 @@ impl<'a> Chain<'a> {
 
 /// Asks the CPU to start loading the item's buckets in each of `tables`.
 #[inline]
-pub(crate) fn prefetch<'t>(tables: impl IntoIterator<Item = &'t Table>, mixed: u64) {
+pub(crate) fn prefetch<'t, E: BucketEncoding>(
+    tables: impl IntoIterator<Item = &'t Table<E>>,
+    mixed: u64,
+) {
     for table in tables {
         table.prefetch(table.slots(mixed));
     }
@@ -1099,12 +1116,13 @@ pub(crate) fn prefetch<'t>(tables: impl IntoIterator<Item = &'t Table>, mixed: u
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use crate::bucket::plain::Plain;
 
-    fn levels(buckets: usize, growth: Option<Ceiling>) -> Levels {
-        Levels::new(Table::try_new(buckets, 8, false).unwrap(), growth)
+    fn levels(buckets: usize, growth: Option<Ceiling>) -> Levels<Plain> {
+        Levels::new(Table::<Plain>::try_new(buckets, 8, false).unwrap(), growth)
     }
 
-    fn bucket_counts(levels: &Levels) -> Vec<usize> {
+    fn bucket_counts(levels: &Levels<Plain>) -> Vec<usize> {
         levels.oldest_first().iter().map(|t| t.bucket_count()).collect()
     }
 
@@ -1131,7 +1149,10 @@ mod tests {
 
     /// The memory an added level of `buckets` buckets takes.
     fn level_memory(buckets: usize) -> usize {
-        Level::memory(Table::memory_for(buckets), Block::memory_for_level(buckets))
+        Level::<Plain>::memory(
+            Table::<Plain>::memory_for(buckets),
+            Block::memory_for_level(buckets),
+        )
     }
 
     #[test]
@@ -1213,7 +1234,7 @@ mod tests {
     /// The level limit: a filter of [`MAX_LEVELS`] levels adds none, whatever its ceiling.
     #[test]
     fn a_filter_of_max_levels_levels_adds_none() {
-        let table = || Table::try_new(1, 8, false).unwrap();
+        let table = || Table::<Plain>::try_new(1, 8, false).unwrap();
         let newer = (1..MAX_LEVELS).map(|_| table()).collect();
         let levels = Levels::with_newer(table(), newer, Some(Ceiling::default()), 0);
         assert_eq!(levels.stats().levels, MAX_LEVELS);
@@ -1228,7 +1249,10 @@ mod tests {
         let before = levels.memory_usage();
         assert!(levels.grow_now());
         let buckets = levels.chain().newest_table().bucket_count();
-        let foreseen = Level::memory(Table::memory_for(buckets), Block::memory_for_level(buckets));
+        let foreseen = Level::<Plain>::memory(
+            Table::<Plain>::memory_for(buckets),
+            Block::memory_for_level(buckets),
+        );
         assert_eq!(levels.memory_usage() - before, foreseen);
     }
 

@@ -7,11 +7,12 @@
 
 use core::hash::BuildHasher;
 
-use crate::bucket::{self, LANES};
+use crate::bucket::BucketEncoding;
+use crate::encoded::with_levels;
 use crate::error::MergeError;
 use crate::filter::CuckooFilter;
-use crate::fingerprint::Fingerprint;
 use crate::hash::{alt_index, Slots};
+use crate::levels::Levels;
 use crate::snapshot::probes;
 
 impl<S: BuildHasher> CuckooFilter<S> {
@@ -35,8 +36,9 @@ impl<S: BuildHasher> CuckooFilter<S> {
     ///
     /// # Errors
     ///
-    /// - [`MergeError::BucketCountMismatch`], [`MergeError::LevelCountMismatch`] or
-    ///   [`MergeError::HasherMismatch`] when the settings differ; nothing was changed.
+    /// - [`MergeError::EncodingMismatch`], [`MergeError::BucketCountMismatch`],
+    ///   [`MergeError::LevelCountMismatch`] or [`MergeError::HasherMismatch`] when the settings
+    ///   differ; nothing was changed.
     /// - [`MergeError::Full`] when this filter ran out of room: it says how many fingerprints
     ///   were added and how many were not. Nothing that was in either filter is lost. The
     ///   fingerprints that `other` kept for removed items (growable filters,
@@ -63,51 +65,65 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn merge(&self, other: &CuckooFilter<S>) -> Result<(), MergeError> {
-        let (ours, theirs) = (self.levels().oldest_first(), other.levels().oldest_first());
-        if ours.len() != theirs.len() {
-            return Err(MergeError::LevelCountMismatch { ours: ours.len(), theirs: theirs.len() });
-        }
-        for (mine, others) in ours.iter().zip(&theirs) {
-            let (ours, theirs) = (mine.bucket_count(), others.bucket_count());
-            if ours != theirs {
-                return Err(MergeError::BucketCountMismatch { ours, theirs });
-            }
-        }
         let (mine, others) = (probes(self.hasher()), probes(other.hasher()));
-        if let Some(probe) = (0..mine.len()).find(|&k| mine[k] != others[k]) {
-            return Err(MergeError::HasherMismatch { probe });
+        let hasher_mismatch = (0..mine.len()).find(|&k| mine[k] != others[k]);
+        let mismatch =
+            MergeError::EncodingMismatch { ours: self.encoding(), theirs: other.encoding() };
+        with_levels!(self.levels(), ours => match other.levels().same_encoding_as(ours) {
+            Some(theirs) => merge_levels(ours, theirs, hasher_mismatch),
+            None => Err(mismatch),
+        })
+    }
+}
+
+/// [`CuckooFilter::merge`] on the filters' levels, of one encoding; `hasher_mismatch` is the
+/// first probe the hashers disagree on.
+fn merge_levels<E: BucketEncoding>(
+    ours: &Levels<E>,
+    theirs: &Levels<E>,
+    hasher_mismatch: Option<usize>,
+) -> Result<(), MergeError> {
+    let (levels, other) = (ours, theirs);
+    let (ours, theirs) = (levels.oldest_first(), other.oldest_first());
+    if ours.len() != theirs.len() {
+        return Err(MergeError::LevelCountMismatch { ours: ours.len(), theirs: theirs.len() });
+    }
+    for (mine, others) in ours.iter().zip(&theirs) {
+        let (ours, theirs) = (mine.bucket_count(), others.bucket_count());
+        if ours != theirs {
+            return Err(MergeError::BucketCountMismatch { ours, theirs });
         }
-        let copies = theirs
-            .iter()
-            .map(|table| table.scan().expect("cannot allocate the copy of the merged filter"))
-            .collect::<Vec<_>>();
-        let total: usize = copies.iter().flat_map(|c| c.words()).map(bucket::occupied).sum();
-        // The other filter's retained removals come along as fingerprints: they are not items.
-        let retained = other.levels().retained();
-        let mut merged = 0;
-        // Level by level: a fingerprint's buckets are only known in the table it is in.
-        for (table, copy) in ours.iter().zip(&copies) {
-            let buckets = table.bucket_count();
-            for (index, word) in copy.words().enumerate() {
-                for lane in 0..LANES {
-                    let Some(fingerprint) = Fingerprint::from_lane(bucket::lane(word, lane)) else {
-                        continue;
-                    };
-                    // Copies are interchangeable, so either bucket of the pair may come first.
-                    let second = alt_index(index, fingerprint, buckets);
-                    let slots = Slots { fingerprint, first: index, second };
-                    if table.insert(slots).is_err() {
-                        // Which fingerprints were removed items' is not known: count as many
-                        // of those added as can be, so that `len` counts no removed item.
-                        let added = retained.min(merged as u64);
-                        self.levels().add_retained(added);
-                        return Err(MergeError::Full { merged, remaining: total - merged });
-                    }
-                    merged += 1;
+    }
+    if let Some(probe) = hasher_mismatch {
+        return Err(MergeError::HasherMismatch { probe });
+    }
+    let copies = theirs
+        .iter()
+        .map(|table| table.scan().expect("cannot allocate the copy of the merged filter"))
+        .collect::<Vec<_>>();
+    let total: usize = copies.iter().flat_map(|c| c.words()).map(E::occupied).sum();
+    // The other filter's retained removals come along as fingerprints: they are not items.
+    let retained = other.retained();
+    let mut merged = 0;
+    // Level by level: a fingerprint's buckets are only known in the table it is in.
+    for (table, copy) in ours.iter().zip(&copies) {
+        let buckets = table.bucket_count();
+        for (index, word) in copy.words().enumerate() {
+            for fingerprint in E::fingerprints(word) {
+                // Copies are interchangeable, so either bucket of the pair may come first.
+                let second = alt_index(index, fingerprint, buckets);
+                let slots = Slots { fingerprint, first: index, second };
+                if table.insert(slots).is_err() {
+                    // Which fingerprints were removed items' is not known: count as many of
+                    // those added as can be, so that `len` counts no removed item.
+                    let added = retained.min(merged as u64);
+                    levels.add_retained(added);
+                    return Err(MergeError::Full { merged, remaining: total - merged });
                 }
+                merged += 1;
             }
         }
-        self.levels().add_retained(retained);
-        Ok(())
     }
+    levels.add_retained(retained);
+    Ok(())
 }

@@ -50,9 +50,10 @@ const BUCKETS_PER_ENTRY: usize = 128;
 const MIN_ENTRIES: usize = if sync::MODEL_CHECKING { 2 } else { PROBES };
 
 /// The entry word of the item whose mixed hash is `mixed`: never 0, and with the same slots as
-/// `mixed` in a table of any size.
+/// `mixed` in a table of any size and either encoding (a 17-bit fingerprint's 17th bit is kept
+/// as it is).
 pub(crate) const fn key(mixed: u64) -> u64 {
-    mixed & !0xFFFF | Fingerprint::of_mixed(mixed).get() as u64
+    mixed & !0xFFFF | Fingerprint::of_mixed(mixed, 16).get() as u64
 }
 
 /// A block of entries.

@@ -39,13 +39,13 @@ const FULL: usize = 3;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Item {
     hash: u64,
-    fingerprint: u16,
+    fingerprint: u32,
     first: usize,
     second: usize,
 }
 
 impl Item {
-    fn new(filter: &CuckooFilter, primary: usize, fingerprint: u16) -> Item {
+    fn new(filter: &CuckooFilter, primary: usize, fingerprint: u32) -> Item {
         let hash = filter.hash_for_slot(primary, fingerprint);
         let (first, second, fingerprint) = filter.slots_for_hash(hash);
         Item { hash, fingerprint, first, second }
@@ -96,7 +96,7 @@ impl Item {
 /// Hands out items with distinct fingerprints in distinct buckets, so every count is exact.
 #[derive(Default)]
 struct Picker {
-    fingerprints: HashSet<u16>,
+    fingerprints: HashSet<u32>,
     buckets: HashSet<usize>,
 }
 
@@ -108,8 +108,8 @@ impl Picker {
 
     /// An unused fingerprint whose two buckets are both `bucket` (no path can move it), other
     /// than `except`.
-    fn one_bucket(&self, filter: &CuckooFilter, bucket: usize, except: u16) -> Option<Item> {
-        (1..=u16::MAX)
+    fn one_bucket(&self, filter: &CuckooFilter, bucket: usize, except: u32) -> Option<Item> {
+        (1..=0xFFFF)
             .filter(|f| *f != except && !self.fingerprints.contains(f))
             .map(|f| Item::new(filter, bucket, f))
             .find(|item| item.first == bucket && item.second == bucket)
@@ -129,7 +129,7 @@ impl Picker {
                 continue;
             }
             let Some(home_filler) = self.one_bucket(filter, home, 0) else { continue };
-            for f in 1..=u16::MAX {
+            for f in 1..=0xFFFF {
                 if f == home_filler.fingerprint || self.fingerprints.contains(&f) {
                     continue;
                 }
@@ -145,7 +145,7 @@ impl Picker {
                 }
                 let mut taken = HashSet::from([f, home_filler.fingerprint]);
                 taken.extend(&self.fingerprints);
-                let Some(away_filler) = (1..=u16::MAX)
+                let Some(away_filler) = (1..=0xFFFF)
                     .filter(|g| !taken.contains(g))
                     .map(|g| Item::new(filter, away, g))
                     .find(|i| i.first == away && i.second == away)
@@ -665,7 +665,7 @@ fn relocations(duration: Duration) {
     let mut picker = Picker::default();
     let c = picker.collision(&filter, 8..16, |_, away| away < 8);
     c.place(&filter, 0, 0);
-    let mut next = 1u16;
+    let mut next = 1u32;
     let mut fresh = |picker: &mut Picker, k: usize| loop {
         next += 1;
         if !picker.fingerprints.contains(&next) {

@@ -1,12 +1,20 @@
 //! Many threads on one filter, oversubscribing the cores so the scheduler preempts threads in
-//! the middle of relocations. The `#[ignore]`d variants are the long stress runs that `.ci/run`
-//! runs in release.
+//! the middle of relocations, in both bucket encodings (a semi-sorted write re-sorts its bucket,
+//! so fingerprints change lanes under readers). The `#[ignore]`d variants are the long stress
+//! runs that `.ci/run` runs in release.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 use std::thread;
 
-use lockfree_cuckoo::CuckooFilter;
+use lockfree_cuckoo::{CuckooFilter, Encoding};
+
+/// Every encoding, each test's filters built in each.
+const ENCODINGS: [Encoding; 2] = [Encoding::Plain, Encoding::SemiSorted];
+
+fn filter(capacity: usize, encoding: Encoding) -> Arc<CuckooFilter> {
+    Arc::new(CuckooFilter::builder().capacity(capacity).encoding(encoding).build())
+}
 
 /// Keys owned by thread `t`: disjoint ranges, so threads never touch each other's items.
 fn key(owner: u64, i: u64) -> u64 {
@@ -26,11 +34,11 @@ struct ChurnReport {
 
 /// Writers fill the filter to about 93% of its lanes while churners remove and re-insert their
 /// own keys and readers check a stable set continuously.
-fn churn(capacity: usize, rounds: u64) -> ChurnReport {
+fn churn(capacity: usize, rounds: u64, encoding: Encoding) -> ChurnReport {
     const WRITERS: u64 = 2;
     const CHURNERS: u64 = 2;
     const READERS: u64 = 3;
-    let filter = Arc::new(CuckooFilter::with_capacity(capacity));
+    let filter = filter(capacity, encoding);
     let lanes = filter.bucket_count() as u64 * 4;
     let target = lanes * 93 / 100;
     let stable = target * 3 / 10;
@@ -141,9 +149,15 @@ fn churn(capacity: usize, rounds: u64) -> ChurnReport {
 }
 
 fn check_churn(capacity: usize, rounds: u64) {
-    let report = churn(capacity, rounds);
+    for encoding in ENCODINGS {
+        check_churn_in(capacity, rounds, encoding);
+    }
+}
+
+fn check_churn_in(capacity: usize, rounds: u64, encoding: Encoding) {
+    let report = churn(capacity, rounds, encoding);
     eprintln!(
-        "capacity {capacity}: {} lookups, {} churn inserts, {} churn removes, len {}, {:?}",
+        "{encoding}, capacity {capacity}: {} lookups, {} churn inserts, {} churn removes, len {}, {:?}",
         report.lookups, report.inserts, report.removes, report.final_len, report.stats
     );
     assert_eq!(report.false_negatives, 0, "readers saw false negatives");
@@ -171,7 +185,13 @@ fn stress_readers_never_miss_while_writers_fill_and_churn() {
 
 /// `threads` threads insert disjoint shares of `capacity` keys at once.
 fn fill_concurrently(capacity: usize, threads: u64) {
-    let filter = Arc::new(CuckooFilter::with_capacity(capacity));
+    for encoding in ENCODINGS {
+        fill_concurrently_in(capacity, threads, encoding);
+    }
+}
+
+fn fill_concurrently_in(capacity: usize, threads: u64, encoding: Encoding) {
+    let filter = filter(capacity, encoding);
     let share = capacity as u64 / threads;
     let extra = capacity as u64 % threads;
     let start = Arc::new(Barrier::new(threads as usize));
@@ -186,7 +206,7 @@ fn fill_concurrently(capacity: usize, threads: u64) {
         })
         .collect();
     let refused: usize = handles.into_iter().map(|h| h.join().unwrap()).sum();
-    assert_eq!(refused, 0, "capacity {capacity}, {threads} threads: {refused} refused");
+    assert_eq!(refused, 0, "{encoding}, capacity {capacity}, {threads} threads: {refused} refused");
     assert_eq!(filter.len(), capacity);
     for t in 0..threads {
         let count = share + u64::from(t < extra);
@@ -224,8 +244,14 @@ fn stress_concurrent_inserts_reach_the_promised_capacity() {
 /// exact, and every successful remove must match an insert.
 #[test]
 fn shared_items_keep_exact_counts_under_contention() {
+    for encoding in ENCODINGS {
+        shared_items_keep_exact_counts_in(encoding);
+    }
+}
+
+fn shared_items_keep_exact_counts_in(encoding: Encoding) {
     const THREADS: usize = 6;
-    let filter = Arc::new(CuckooFilter::with_capacity(if cfg!(miri) { 200 } else { 2_000 }));
+    let filter = filter(if cfg!(miri) { 200 } else { 2_000 }, encoding);
     // Background items push the table near full so shared items get relocated.
     let background = filter.capacity() as u64 * 9 / 10;
     for i in 0..background {

@@ -65,8 +65,8 @@ fn full_level_0(max_memory: Option<usize>) -> (CuckooFilter, Vec<u64>) {
 }
 
 /// The `i`th crafted fingerprint, from 1.
-fn fingerprint(i: usize) -> u16 {
-    u16::try_from(i + 1).unwrap()
+fn fingerprint(i: usize) -> u32 {
+    u32::try_from(i + 1).unwrap()
 }
 
 /// Copies of the item of `hash` in its two buckets of level `level` (0 the oldest).

@@ -9,7 +9,8 @@ use std::io::{self, Read, Write};
 
 use crc::{Crc, Digest, Table, CRC_64_XZ};
 
-use crate::bucket::{self, LANES};
+use crate::bucket::{BucketEncoding, Encoding, LANES};
+use crate::encoded::{self, ForEncoding};
 use crate::error::LoadError;
 use crate::hasher::{adopt_snapshot_key, DefaultHashBuilder};
 use crate::levels::{Ceiling, MAX_LEVELS};
@@ -21,10 +22,14 @@ use crate::table::ScannedWords;
 /// and the trailing line feed catches line-ending translation.
 const MAGIC: [u8; 8] = *b"\x89CUCKOO\n";
 
-/// The format version this build writes: version 5, whose header records the default hasher's
-/// seed (`FORMAT.md`, "The default hasher"). Its flags say whether a level block follows the
-/// header and whether the seed field holds a seed.
-const VERSION: u16 = 5;
+/// The newest format version, which this build writes for semi-sorted filters: version 5 whose
+/// fingerprint layout may also be 17 bits, the semi-sorted encoding (`FORMAT.md`, "Fields").
+const VERSION: u16 = 6;
+
+/// The version this build writes for plain filters, which builds before version 6 read too:
+/// its header records the default hasher's seed (`FORMAT.md`, "The default hasher"). Its flags
+/// say whether a level block follows the header and whether the seed field holds a seed.
+const SEED_VERSION: u16 = 5;
 
 /// Version 4: version 5 without the seed field, written under the unkeyed format-4 hasher (or a
 /// custom one).
@@ -48,10 +53,27 @@ const FLAG_SEED: u32 = 2;
 /// retained removals.
 const LEVEL_BLOCK_LEN: usize = 32;
 
-/// Bits of a fingerprint lane.
-const FINGERPRINT_BITS: u8 = 16;
+/// The version a filter of `encoding` is written in: the oldest that can hold it.
+const fn version_of(encoding: Encoding) -> u16 {
+    match encoding {
+        Encoding::Plain => SEED_VERSION,
+        Encoding::SemiSorted => VERSION,
+    }
+}
 
-/// Bytes of the header this build writes (version 5), and the most a reader reads.
+/// The encoding of a layout field (fingerprint bits, lanes) in `version`, if it has one: 16-bit
+/// plain fingerprints in every version, 17-bit semi-sorted ones from version 6.
+fn encoding_of(version: u16, bits: u8, lanes: u8) -> Option<Encoding> {
+    let encoding = match bits {
+        16 => Encoding::Plain,
+        17 if version >= VERSION => Encoding::SemiSorted,
+        _ => return None,
+    };
+    debug_assert_eq!(encoding.fingerprint_bits(), u32::from(bits));
+    (usize::from(lanes) == LANES).then_some(encoding)
+}
+
+/// Bytes of the header this build writes (versions 5 and 6), and the most a reader reads.
 const HEADER_LEN: usize = 72;
 
 /// Bytes of the header of versions 2 to 4, which have no seed field.
@@ -59,7 +81,7 @@ const OLD_HEADER_LEN: usize = 64;
 
 /// The header's length in `version`.
 const fn header_len(version: u16) -> usize {
-    if version < VERSION {
+    if version < SEED_VERSION {
         OLD_HEADER_LEN
     } else {
         HEADER_LEN
@@ -104,7 +126,7 @@ const MAX_BUCKETS: u64 = {
 
 /// Bytes of a snapshot of `buckets` buckets in total, for `buckets` up to [`MAX_BUCKETS`], as
 /// this build writes it: of a fixed filter's (`levels` is `None`), or of a growable one's with
-/// that many levels.
+/// that many levels. The same in either encoding.
 pub(super) const fn snapshot_len(buckets: u64, levels: Option<usize>) -> u64 {
     snapshot_len_in(VERSION, buckets, levels)
 }
@@ -121,17 +143,16 @@ const fn snapshot_len_in(version: u16, buckets: u64, levels: Option<usize>) -> u
 /// Writes a snapshot of `levels`, the words of each level of a filter with `hasher`, oldest
 /// first, with the level block if the filter is growable (`growth`, with `retained` fingerprints
 /// of removed items). Returns the item count written (the occupied lanes).
-pub(super) fn encode<S: BuildHasher + 'static>(
+pub(super) fn encode<E: BucketEncoding, S: BuildHasher + 'static>(
     mut w: impl Write,
     levels: &[ScannedWords],
     growth: Option<Ceiling>,
     retained: u64,
     hasher: &S,
 ) -> io::Result<u64> {
-    let items =
-        levels.iter().flat_map(ScannedWords::words).map(|w| bucket::occupied(w) as u64).sum();
+    let items = levels.iter().flat_map(ScannedWords::words).map(|w| E::occupied(w) as u64).sum();
     let buckets = levels.iter().map(|level| level.len() as u64).sum();
-    let header = encode_header(growth.is_some(), buckets, items, hasher);
+    let header = encode_header(E::ENCODING, growth.is_some(), buckets, items, hasher);
     let mut crc = checksum();
     crc.update(&header);
     w.write_all(&header)?;
@@ -169,6 +190,7 @@ fn encode_level_block(levels: &[ScannedWords], ceiling: Ceiling, retained: u64) 
 }
 
 fn encode_header<S: BuildHasher + 'static>(
+    encoding: Encoding,
     levels: bool,
     buckets: u64,
     items: u64,
@@ -178,8 +200,8 @@ fn encode_header<S: BuildHasher + 'static>(
     let flags = if levels { FLAG_LEVELS } else { 0 } | if seed.is_some() { FLAG_SEED } else { 0 };
     let mut header = [0u8; HEADER_LEN];
     header[..AT_VERSION].copy_from_slice(&MAGIC);
-    header[AT_VERSION..AT_FINGERPRINT_BITS].copy_from_slice(&VERSION.to_le_bytes());
-    header[AT_FINGERPRINT_BITS] = FINGERPRINT_BITS;
+    header[AT_VERSION..AT_FINGERPRINT_BITS].copy_from_slice(&version_of(encoding).to_le_bytes());
+    header[AT_FINGERPRINT_BITS] = encoding.fingerprint_bits() as u8;
     header[AT_LANES] = LANES as u8;
     header[AT_FLAGS..AT_BUCKETS].copy_from_slice(&flags.to_le_bytes());
     header[AT_BUCKETS..AT_ITEMS].copy_from_slice(&buckets.to_le_bytes());
@@ -224,6 +246,8 @@ fn checksum() -> Checksum {
 
 /// A snapshot that passed every check.
 pub(super) struct Decoded {
+    /// The encoding of its words.
+    pub(super) encoding: Encoding,
     /// The bucket words of each level, oldest first, in bucket order.
     pub(super) levels: Vec<Vec<u64>>,
     /// `Some` for a growable filter's snapshot (one with a level block).
@@ -320,12 +344,13 @@ pub(super) fn decode<S: BuildHasher + 'static>(
     }
 
     // 6. Header fields, 7. bucket words, 8. probes.
-    check_header(&header, version, &levels, retained)?;
-    check_words(levels.iter().flatten())?;
+    let encoding = check_header(&header, version, &levels, retained)?;
+    let items = read_u64(&header, AT_ITEMS);
+    encoded::run(encoding, CheckWords { levels: &levels, items })?;
     let seed = (flags & FLAG_SEED != 0).then(|| read_u64(&header, AT_SEED));
     adopt_snapshot_key(hasher, seed);
     check_probes(&header, version, hasher)?;
-    Ok(Decoded { levels, growth, retained })
+    Ok(Decoded { encoding, levels, growth, retained })
 }
 
 /// Step 3b: reads the level block, feeding its bytes to `crc`; returns each level's
@@ -424,20 +449,20 @@ fn read_words(
 }
 
 /// Step 6: the header fields the checksum cannot vouch for. It proves the bytes are as written,
-/// not that the writer was this crate.
+/// not that the writer was this crate. Returns the encoding of the words; the item count is
+/// checked against them with step 7 ([`CheckWords`]), which needs it.
 fn check_header(
     header: &[u8; HEADER_LEN],
     version: u16,
     levels: &[Vec<u64>],
     retained: u64,
-) -> Result<(), LoadError> {
+) -> Result<Encoding, LoadError> {
     let (bits, lanes) = (header[AT_FINGERPRINT_BITS], header[AT_LANES]);
-    if bits != FINGERPRINT_BITS || usize::from(lanes) != LANES {
-        return Err(LoadError::UnsupportedLayout { fingerprint_bits: bits, lanes });
-    }
+    let encoding = encoding_of(version, bits, lanes)
+        .ok_or(LoadError::UnsupportedLayout { fingerprint_bits: bits, lanes })?;
     let flags = read_flags(header);
     let known = match version {
-        VERSION => FLAG_LEVELS | FLAG_SEED,
+        SEED_VERSION.. => FLAG_LEVELS | FLAG_SEED,
         FORMAT_4_VERSION => FLAG_LEVELS,
         _ => 0,
     };
@@ -449,7 +474,7 @@ fn check_header(
         });
     }
     let seed = read_u64(header, AT_SEED);
-    if version == VERSION && flags & FLAG_SEED == 0 && seed != 0 {
+    if version >= SEED_VERSION && flags & FLAG_SEED == 0 && seed != 0 {
         return Err(LoadError::InconsistentHeader {
             field: "seed",
             expected: "0 (flag bit 1 is clear)".into(),
@@ -473,14 +498,6 @@ fn check_header(
             found: items,
         });
     }
-    let occupied: u64 = levels.iter().flatten().map(|&word| bucket::occupied(word) as u64).sum();
-    if items != occupied {
-        return Err(LoadError::InconsistentHeader {
-            field: "item count",
-            expected: format!("{occupied}, the number of occupied lanes"),
-            found: items,
-        });
-    }
     if retained > items {
         return Err(LoadError::InconsistentHeader {
             field: "retained removals",
@@ -488,18 +505,33 @@ fn check_header(
             found: retained,
         });
     }
-    Ok(())
+    Ok(encoding)
 }
 
-/// Step 7: no lane holds 0xFFFF. This crate never writes it, and the table relies on no bucket
-/// word being `bucket::UNUSED_WORD`.
-fn check_words<'a>(words: impl Iterator<Item = &'a u64>) -> Result<(), LoadError> {
-    for (bucket, &word) in words.enumerate() {
-        if let Some(lane) = bucket::reserved_lane(word) {
-            return Err(LoadError::ReservedFingerprint { bucket: bucket as u64, lane: lane as u8 });
+/// The end of step 6 and step 7, in the snapshot's encoding: the item count is the number of
+/// fingerprints the words hold, and every word is one a table of the encoding can hold
+/// ([`BucketEncoding::check`]): this crate never writes another, and the table relies on no
+/// bucket word being `bucket::UNUSED_WORD`.
+struct CheckWords<'a> {
+    levels: &'a [Vec<u64>],
+    items: u64,
+}
+
+impl ForEncoding for CheckWords<'_> {
+    type Output = Result<(), LoadError>;
+
+    fn run<E: BucketEncoding>(self) -> Self::Output {
+        let words = || self.levels.iter().flatten();
+        let occupied: u64 = words().map(|&word| E::occupied(word) as u64).sum();
+        if self.items != occupied {
+            return Err(LoadError::InconsistentHeader {
+                field: "item count",
+                expected: format!("{occupied}, the number of occupied lanes"),
+                found: self.items,
+            });
         }
+        words().enumerate().try_for_each(|(bucket, &word)| E::check(word, bucket as u64))
     }
-    Ok(())
 }
 
 fn reserve(words: &mut Vec<u64>, additional: usize) -> Result<(), LoadError> {

@@ -22,8 +22,9 @@ mod serde_bytes;
 use core::hash::BuildHasher;
 use std::io::{self, Read, Write};
 
-use crate::bucket;
+use crate::bucket::{BucketEncoding, Encoding};
 use crate::builder::Builder;
+use crate::encoded::{self, with_levels, EncodedLevels, ForEncoding, IntoEncoded};
 use crate::error::LoadError;
 use crate::filter::CuckooFilter;
 use crate::hasher::DefaultHashBuilder;
@@ -110,23 +111,8 @@ impl<S: BuildHasher + 'static> CuckooFilter<S> {
     /// assert!(loaded.contains("apple"));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn write_to(&self, mut w: impl Write) -> io::Result<SnapshotInfo> {
-        let scanned = self
-            .levels()
-            .oldest_first()
-            .into_iter()
-            .map(Table::scan)
-            .collect::<io::Result<Vec<_>>>()?;
-        let growth = self.levels().growth();
-        let retained = self.levels().retained();
-        let occupied = format::encode(&mut w, &scanned, growth, retained, self.hasher())?;
-        let buckets = scanned.iter().map(|level| level.len() as u64).sum();
-        Ok(SnapshotInfo {
-            bytes: format::snapshot_len(buckets, growth.map(|_| scanned.len())),
-            buckets,
-            items: occupied.saturating_sub(retained),
-            captured_by_writers: scanned.iter().map(|level| level.captured_by_writers).sum(),
-        })
+    pub fn write_to(&self, w: impl Write) -> io::Result<SnapshotInfo> {
+        with_levels!(self.levels(), levels => write_levels(levels, w, self.hasher()))
     }
 
     /// A snapshot of the filter as bytes: [`write_to`](Self::write_to) into a `Vec`, with the
@@ -150,7 +136,7 @@ impl<S: BuildHasher + 'static> CuckooFilter<S> {
     /// ```
     pub fn to_bytes(&self) -> Vec<u8> {
         // No overflow: the tables themselves, 8 bytes a bucket, fit in the address space.
-        let levels = self.levels().growth().map(|_| self.stats().levels);
+        let levels = self.is_growable().then(|| self.stats().levels);
         let len = format::snapshot_len(self.bucket_count() as u64, levels) as usize;
         let mut bytes = Vec::with_capacity(len);
         match self.write_to(&mut bytes) {
@@ -209,7 +195,7 @@ impl<S: BuildHasher + 'static> CuckooFilter<S> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn read_from_with_hasher(r: impl Read, hasher: S) -> Result<Self, LoadError> {
-        load(r, None, hasher, true)
+        load(r, None, hasher, true, None)
     }
 
     /// Loads a snapshot from `bytes`, which must hold exactly one snapshot, with `hasher` as the
@@ -239,7 +225,7 @@ impl<S: BuildHasher + 'static> CuckooFilter<S> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn from_bytes_with_hasher(bytes: &[u8], hasher: S) -> Result<Self, LoadError> {
-        load(bytes, Some(bytes.len()), hasher, true)
+        load(bytes, Some(bytes.len()), hasher, true, None)
     }
 }
 
@@ -330,26 +316,68 @@ impl<S: BuildHasher + 'static> Builder<S> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn load(self, bytes: &[u8]) -> Result<CuckooFilter<S>, LoadError> {
-        let (hasher, huge_pages) = self.into_load_settings();
-        load(bytes, Some(bytes.len()), hasher, huge_pages)
+        let (hasher, huge_pages, encoding) = self.into_load_settings();
+        load(bytes, Some(bytes.len()), hasher, huge_pages, encoding)
     }
 }
 
+/// Writes a snapshot of `levels`, scanned level by level, oldest first.
+fn write_levels<E: BucketEncoding, S: BuildHasher + 'static>(
+    levels: &Levels<E>,
+    mut w: impl Write,
+    hasher: &S,
+) -> io::Result<SnapshotInfo> {
+    let scanned =
+        levels.oldest_first().into_iter().map(Table::scan).collect::<io::Result<Vec<_>>>()?;
+    let (growth, retained) = (levels.growth(), levels.retained());
+    let occupied = format::encode::<E, S>(&mut w, &scanned, growth, retained, hasher)?;
+    let buckets = scanned.iter().map(|level| level.len() as u64).sum();
+    Ok(SnapshotInfo {
+        bytes: format::snapshot_len(buckets, growth.map(|_| scanned.len())),
+        buckets,
+        items: occupied.saturating_sub(retained),
+        captured_by_writers: scanned.iter().map(|level| level.captured_by_writers).sum(),
+    })
+}
+
 /// Reads and checks one snapshot, then builds the filter; `len` is the exact input length when
-/// the caller knows it.
+/// the caller knows it. With `expected` (a builder's [`encoding`](Builder::encoding)), a
+/// snapshot of another encoding is refused.
 fn load<S: BuildHasher + 'static>(
     r: impl Read,
     len: Option<usize>,
     hasher: S,
     huge_pages: bool,
+    expected: Option<Encoding>,
 ) -> Result<CuckooFilter<S>, LoadError> {
     let mut hasher = hasher;
-    let format::Decoded { levels, growth, retained } = format::decode(r, len, &mut hasher)?;
-    let mut tables = levels.into_iter().map(|words| {
-        let items = words.iter().map(|&word| bucket::occupied(word)).sum();
-        Table::from_words(words, DEFAULT_LOOKUP_RETRIES, huge_pages, items)
-    });
-    let first = tables.next().expect("a snapshot has at least one level");
-    let levels = Levels::with_newer(first, tables.collect(), growth, retained);
+    let decoded = format::decode(r, len, &mut hasher)?;
+    if let Some(expected) = expected.filter(|&e| e != decoded.encoding) {
+        return Err(LoadError::EncodingMismatch { expected, found: decoded.encoding });
+    }
+    let levels = encoded::run(decoded.encoding, LoadedLevels { decoded, huge_pages });
     Ok(CuckooFilter::from_parts(levels, hasher))
+}
+
+/// The levels of a decoded snapshot, as tables of its encoding.
+struct LoadedLevels {
+    decoded: format::Decoded,
+    huge_pages: bool,
+}
+
+impl ForEncoding for LoadedLevels {
+    type Output = EncodedLevels;
+
+    fn run<E: BucketEncoding>(self) -> EncodedLevels
+    where
+        Levels<E>: IntoEncoded,
+    {
+        let format::Decoded { levels, growth, retained, .. } = self.decoded;
+        let mut tables = levels.into_iter().map(|words| {
+            let items = words.iter().map(|&word| E::occupied(word)).sum();
+            Table::<E>::from_words(words, DEFAULT_LOOKUP_RETRIES, self.huge_pages, items)
+        });
+        let first = tables.next().expect("a snapshot has at least one level");
+        Levels::with_newer(first, tables.collect(), growth, retained).into_encoded()
+    }
 }

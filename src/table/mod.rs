@@ -32,6 +32,21 @@
 //! from `f` to empty and back to `f` (ABA) is harmless, and which item a removed copy "was" does
 //! not matter.
 //!
+//! ### A bucket is a multiset
+//!
+//! The protocol is written against [`BucketEncoding`], once for both encodings (`bucket`). A
+//! bucket word stands for the multiset of fingerprints it holds, and in both encodings it is a
+//! function of that multiset, so a CAS that expects a word expects exactly that multiset. A
+//! *copy* is one member of the multiset; a *lane* is where the encoding keeps it, which only the
+//! encoding knows. Every change adds or takes one copy in one CAS of the whole word
+//! ([`BucketEncoding::with_copy`], [`BucketEncoding::without_copy`]): in a semi-sorted bucket
+//! that CAS re-sorts the word, so the copies that stay may change lanes, but a concurrent
+//! reader's single load sees the multiset before or after, never a copy missing, and no
+//! operation keeps a lane position from one load to the next. A re-sort takes no copy out of
+//! the bucket, so it is no removal and is not announced. A path search records the
+//! fingerprint each hop moves, never its lane, and the hop's commit takes a copy of that value
+//! wherever it is then; by [Copies are interchangeable], any copy will do.
+//!
 //! ### A pair has one stripe
 //!
 //! A pair's stripe is chosen by the smaller of its two buckets, whichever bucket an operation reads
@@ -112,6 +127,9 @@
 //! [A fingerprint is never outside the table]: #a-fingerprint-is-never-outside-the-table
 //! [Every removal is announced]: #every-removal-is-announced
 //! [Copies are interchangeable]: #copies-are-interchangeable
+//! [`BucketEncoding`]: crate::bucket::BucketEncoding
+//! [`BucketEncoding::with_copy`]: crate::bucket::BucketEncoding::with_copy
+//! [`BucketEncoding::without_copy`]: crate::bucket::BucketEncoding::without_copy
 
 mod path;
 mod scan;
@@ -120,7 +138,9 @@ mod words;
 
 pub(crate) use scan::ScannedWords;
 
-use crate::bucket::{self, LANES};
+use core::marker::PhantomData;
+
+use crate::bucket::{self, BucketEncoding, LANES};
 use crate::error::{BuildError, InsertError};
 use crate::fingerprint::Fingerprint;
 use crate::hash::{self, Slots};
@@ -140,7 +160,7 @@ pub(crate) const DEFAULT_LOOKUP_RETRIES: u32 = 8;
 /// level's read at once.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct FirstRead {
-    /// Flags of the lanes that matched ([`bucket::match_flags`]).
+    /// Flags of the copies that matched ([`BucketEncoding::match_flags`]).
     matches: u64,
     /// Non-zero when the stripe changed ([`Stripe::changes_since`]).
     changes: u64,
@@ -173,8 +193,9 @@ impl FirstRead {
     }
 }
 
+/// A table of bucket words in encoding `E`.
 #[derive(Debug)]
-pub(crate) struct Table {
+pub(crate) struct Table<E> {
     buckets: Words,
     /// Whether large tables (this one's copies too) are mapped on huge pages (`words`).
     huge_pages: bool,
@@ -182,9 +203,10 @@ pub(crate) struct Table {
     lookup_retries: u32,
     counters: Counters,
     rendezvous: scan::Rendezvous,
+    encoding: PhantomData<E>,
 }
 
-impl Table {
+impl<E: BucketEncoding> Table<E> {
     pub(crate) fn try_new(
         buckets: usize,
         lookup_retries: u32,
@@ -199,6 +221,7 @@ impl Table {
             lookup_retries,
             counters: Counters::new(buckets),
             rendezvous: scan::Rendezvous::new(),
+            encoding: PhantomData,
         })
     }
 
@@ -217,6 +240,7 @@ impl Table {
             huge_pages,
             lookup_retries,
             rendezvous: scan::Rendezvous::new(),
+            encoding: PhantomData,
         }
     }
 
@@ -224,7 +248,7 @@ impl Table {
     /// hold.
     fn from_buckets(buckets: Words, lookup_retries: u32, huge_pages: bool) -> Self {
         // Relaxed: no other thread has the words.
-        let items = buckets.iter().map(|w| bucket::occupied(w.load(Ordering::Relaxed))).sum();
+        let items = buckets.iter().map(|w| E::occupied(w.load(Ordering::Relaxed))).sum();
         Self {
             stripes: Stripes::new(buckets.len()),
             counters: Counters::with_items(buckets.len(), items),
@@ -232,6 +256,7 @@ impl Table {
             huge_pages,
             lookup_retries,
             rendezvous: scan::Rendezvous::new(),
+            encoding: PhantomData,
         }
     }
 
@@ -286,13 +311,20 @@ impl Table {
     /// Copies of `fingerprint` in bucket `index` (a plain read, for tests).
     #[cfg(feature = "test-hooks")]
     pub(crate) fn fingerprint_count(&self, index: usize, fingerprint: Fingerprint) -> usize {
-        bucket::count(self.buckets[index].load(Ordering::Acquire), fingerprint)
+        E::count(self.buckets[index].load(Ordering::Acquire), fingerprint)
     }
 
-    /// Occupied lanes of bucket `index` (a plain read, for tests).
+    /// A hash whose first bucket in this table is `bucket` and whose fingerprint is
+    /// `fingerprint` (for tests).
+    #[cfg(feature = "test-hooks")]
+    pub(crate) fn hash_for_slot(&self, bucket: usize, fingerprint: Fingerprint) -> u64 {
+        hash::compose::<E>(bucket, fingerprint, self.bucket_count())
+    }
+
+    /// Fingerprints in bucket `index` (a plain read, for tests).
     #[cfg(feature = "test-hooks")]
     pub(crate) fn occupied(&self, index: usize) -> usize {
-        bucket::occupied(self.buckets[index].load(Ordering::Acquire))
+        E::occupied(self.buckets[index].load(Ordering::Acquire))
     }
 
     /// The slots of the item whose mixed hash is `mixed` in this table: both buckets below
@@ -300,7 +332,7 @@ impl Table {
     /// count they are given. [`contains_at`](Self::contains_at) relies on it.
     #[inline]
     pub(crate) fn slots(&self, mixed: u64) -> Slots {
-        hash::mixed_slots(mixed, self.buckets.len())
+        hash::mixed_slots::<E>(mixed, self.buckets.len())
     }
 
     /// Whether the item whose mixed hash is `mixed` is present: wait-free, at most
@@ -359,8 +391,7 @@ impl Table {
         let first = unsafe { buckets.get_unchecked(slots.first) }.load(Ordering::Acquire);
         let second = unsafe { buckets.get_unchecked(slots.second) }.load(Ordering::Acquire);
         FirstRead {
-            matches: bucket::match_flags(first, slots.fingerprint)
-                | bucket::match_flags(second, slots.fingerprint),
+            matches: E::pair_match_flags(first, second, slots.fingerprint),
             // Validated on a match too, where it is not needed, to keep the path free of
             // data-dependent branches.
             changes: stripe.changes_since(stamp),
@@ -395,10 +426,9 @@ impl Table {
         let Slots { fingerprint, first, second } = slots;
         self.stripes.of_pair(first, second).read_validated(|| {
             // Acquire (both): pairs with the Release removal CAS in `take`, as in `holds`.
-            let mut copies =
-                bucket::count(self.buckets[first].load(Ordering::Acquire), fingerprint);
+            let mut copies = E::count(self.buckets[first].load(Ordering::Acquire), fingerprint);
             if second != first {
-                copies += bucket::count(self.buckets[second].load(Ordering::Acquire), fingerprint);
+                copies += E::count(self.buckets[second].load(Ordering::Acquire), fingerprint);
             }
             Attempt::IfUnchanged(copies)
         })
@@ -412,7 +442,7 @@ impl Table {
         // lookup answers.
         let first = self.buckets[slots.first].load(Ordering::Relaxed);
         let second = self.buckets[slots.second].load(Ordering::Relaxed);
-        bucket::contains(first, slots.fingerprint) | bucket::contains(second, slots.fingerprint)
+        E::contains(first, slots.fingerprint) | E::contains(second, slots.fingerprint)
     }
 
     /// Whether every lane of the item's buckets holds its fingerprint, by one plain read of
@@ -423,15 +453,15 @@ impl Table {
         let first = self.buckets[slots.first].load(Ordering::Relaxed);
         let second = self.buckets[slots.second].load(Ordering::Relaxed);
         let lanes = if slots.first == slots.second { LANES } else { 2 * LANES };
-        bucket::count(first, slots.fingerprint)
-            + usize::from(slots.first != slots.second) * bucket::count(second, slots.fingerprint)
+        E::count(first, slots.fingerprint)
+            + usize::from(slots.first != slots.second) * E::count(second, slots.fingerprint)
             == lanes
     }
 
     #[inline]
     fn holds(&self, index: usize, fingerprint: Fingerprint) -> bool {
         // Acquire: pairs with the Release removal CAS in `take`, as in `contains`.
-        bucket::contains(self.buckets[index].load(Ordering::Acquire), fingerprint)
+        E::contains(self.buckets[index].load(Ordering::Acquire), fingerprint)
     }
 
     /// Asks the CPU to start loading both of an item's buckets, for a lookup soon after
@@ -490,7 +520,7 @@ impl Table {
     /// [`InsertError::Full`] means that the search found no path, never that commits met
     /// contention.
     fn insert_by_path(&self, search: &mut PathSearch, slots: Slots) -> Result<usize, InsertError> {
-        while let Some(root) = search.plan(&self.buckets, slots) {
+        while let Some(root) = search.plan::<E>(&self.buckets, slots) {
             if self.commit(search.hops(), root, slots) {
                 let relocations = search.hops().len();
                 self.counters.record(slots.first, Event::Inserted { relocations });
@@ -515,7 +545,7 @@ impl Table {
     fn relocate(&self, hop: Hop) -> bool {
         let Hop { fingerprint, from, to } = hop;
         // Relaxed: only a hint; the removal below decides.
-        if !bucket::contains(load_for_update(&self.buckets[from], Ordering::Relaxed), fingerprint) {
+        if !E::contains(load_for_update(&self.buckets[from], Ordering::Relaxed), fingerprint) {
             return false;
         }
         if !self.put(to, fingerprint) {
@@ -569,21 +599,16 @@ impl Table {
         // Acquire: pairs with the Release removal CAS of other takes, as in `holds`. The absence
         // decision is taken on this plain load, which loom may serve stale.
         let seen = word.load(Ordering::Acquire);
-        if !bucket::contains(seen, fingerprint) {
+        if !E::contains(seen, fingerprint) {
             return false;
         }
         self.announce_removal(index, stripe);
         let mut current = reload_for_update(word, seen, Ordering::Acquire);
-        while let Some(lane) = bucket::find(current, fingerprint) {
+        while let Some(next) = E::without_copy(current, fingerprint) {
             // Release: pairs with the Acquire bucket loads of lookups, removes and scans; a load
             // that sees this removal also sees the announcement sequenced before it. Acquire on
             // failure: the loop decides absence on the word it returns, as on `seen`.
-            match word.compare_exchange_weak(
-                current,
-                bucket::without_lane(current, lane),
-                Ordering::Release,
-                Ordering::Acquire,
-            ) {
+            match word.compare_exchange_weak(current, next, Ordering::Release, Ordering::Acquire) {
                 Ok(_) => return true,
                 Err(actual) => current = actual,
             }
@@ -600,20 +625,15 @@ impl Table {
         }
     }
 
-    /// Stores `fingerprint` in an empty lane of bucket `index`, if it has one.
+    /// Adds a copy of `fingerprint` to bucket `index`, if it has room.
     fn put(&self, index: usize, fingerprint: Fingerprint) -> bool {
         let word = &self.buckets[index];
         let mut current = load_for_update(word, Ordering::Relaxed);
-        while let Some(lane) = bucket::find_empty(current) {
+        while let Some(next) = E::with_copy(current, fingerprint) {
             // Release: a reader whose Acquire load sees this lane also sees what the inserting
             // thread did before. Validation does not rest on it: for a relocation's copy-in, the
             // announcement that follows is what publishes it.
-            match word.compare_exchange_weak(
-                current,
-                bucket::with_lane(current, lane, fingerprint),
-                Ordering::Release,
-                Ordering::Relaxed,
-            ) {
+            match word.compare_exchange_weak(current, next, Ordering::Release, Ordering::Relaxed) {
                 Ok(_) => return true,
                 Err(actual) => current = actual,
             }

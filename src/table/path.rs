@@ -6,7 +6,7 @@
 
 use std::cell::RefCell;
 
-use crate::bucket::{self, LANES};
+use crate::bucket::{BucketEncoding, LANES};
 use crate::fingerprint::Fingerprint;
 use crate::hash::{alt_index, Slots};
 use crate::stats::MAX_PATH_LEN;
@@ -72,7 +72,11 @@ impl PathSearch {
     /// Plans the shortest path that frees a lane in one of `slots`' buckets. On success the hops,
     /// in commit order (last hop first), are in [`hops`](Self::hops) and the root bucket whose
     /// lane the path frees is returned.
-    pub(crate) fn plan(&mut self, buckets: &[AtomicU64], slots: Slots) -> Option<usize> {
+    pub(crate) fn plan<E: BucketEncoding>(
+        &mut self,
+        buckets: &[AtomicU64],
+        slots: Slots,
+    ) -> Option<usize> {
         self.nodes.clear();
         self.hops.clear();
         let roots = if slots.first == slots.second { 1 } else { 2 };
@@ -86,7 +90,7 @@ impl PathSearch {
                 depth: 0,
                 word,
             });
-            if bucket::find_empty(word).is_some() {
+            if E::has_room(word) {
                 return Some(bucket);
             }
         }
@@ -103,9 +107,12 @@ impl PathSearch {
             let node = self.nodes[head];
             let word = node.word;
             if usize::from(node.depth) < MAX_PATH_LEN {
-                for lane in 0..LANES {
-                    // The search expands only full buckets, whose lanes all hold fingerprints.
-                    let fingerprint = Fingerprint::in_occupied_lane(bucket::lane(word, lane));
+                // A hop names the fingerprint it moves, not a lane: in a semi-sorted bucket a
+                // fingerprint's lane can change before the commit, and the commit takes a copy
+                // of the value wherever it is.
+                for entry in E::entries(word) {
+                    // The search expands only full buckets, whose places all hold fingerprints.
+                    let fingerprint = Fingerprint::in_occupied_entry(entry);
                     let to = alt_index(node.bucket, fingerprint, buckets.len());
                     if to == node.bucket || self.nodes.len() == MAX_NODES {
                         continue;
@@ -125,7 +132,7 @@ impl PathSearch {
                         depth: node.depth + 1,
                         word: child,
                     });
-                    if bucket::find_empty(child).is_some() {
+                    if E::has_room(child) {
                         return Some(self.trace(self.nodes.len() - 1));
                     }
                 }
@@ -157,13 +164,14 @@ impl PathSearch {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bucket::{plain::Plain, semi_sorted::SemiSorted};
     use crate::hash::alt_index;
 
     const BUCKETS: usize = 97;
 
     /// A fingerprint whose two buckets are `from` and `to`.
     fn print_between(from: usize, to: usize) -> Fingerprint {
-        (1..u16::MAX)
+        (1..0xFFFF)
             .map(Fingerprint::of)
             .find(|&f| alt_index(from, f, BUCKETS) == to)
             .expect("some fingerprint links them")
@@ -177,31 +185,27 @@ mod tests {
         table
     }
 
-    fn full(prints: [u16; 4]) -> u64 {
-        prints
-            .map(Fingerprint::of)
-            .iter()
-            .enumerate()
-            .fold(0, |w, (k, &f)| bucket::with_lane(w, k, f))
+    fn full<E: BucketEncoding>(prints: [Fingerprint; LANES]) -> u64 {
+        prints.iter().fold(0, |w, &f| E::with_copy(w, f).expect("four fit"))
     }
 
-    #[test]
-    fn finds_the_shortest_path_and_lists_it_last_hop_first() {
-        // Item buckets 10 and 20 are full; bucket 10's lane 2 leads to full bucket 30, whose
-        // lane 1 leads to empty bucket 40. Every other lane leads back into full buckets.
+    fn finds_the_shortest_path_and_lists_it_last_hop_first<E: BucketEncoding>() {
+        // Item buckets 10 and 20 are full; bucket 10 holds one fingerprint that leads to full
+        // bucket 30, which holds one that leads to empty bucket 40. Every other fingerprint
+        // leads back into full buckets.
         let to_30 = print_between(10, 30);
         let to_40 = print_between(30, 40);
         let back_10 = print_between(10, 20);
         let back_20 = print_between(20, 10);
         let back_30 = print_between(30, 10);
         let buckets = table(&[
-            (10, full([back_10, back_10, to_30, back_10].map(Fingerprint::get))),
-            (20, full([back_20.get(); 4])),
-            (30, full([back_30, to_40, back_30, back_30].map(Fingerprint::get))),
+            (10, full::<E>([back_10, back_10, to_30, back_10])),
+            (20, full::<E>([back_20; LANES])),
+            (30, full::<E>([back_30, to_40, back_30, back_30])),
         ]);
         let slots = Slots { fingerprint: Fingerprint::of(7), first: 10, second: 20 };
         let mut search = PathSearch::default();
-        assert_eq!(search.plan(&buckets, slots), Some(10));
+        assert_eq!(search.plan::<E>(&buckets, slots), Some(10));
         assert_eq!(
             search.hops(),
             [
@@ -211,41 +215,51 @@ mod tests {
         );
     }
 
-    #[test]
-    fn an_empty_lane_in_a_root_is_a_path_of_no_hops() {
-        let buckets = table(&[(3, full([1, 2, 3, 4]))]);
+    fn an_empty_place_in_a_root_is_a_path_of_no_hops<E: BucketEncoding>() {
+        let buckets = table(&[(3, full::<E>([1, 2, 3, 4].map(Fingerprint::of)))]);
         let mut search = PathSearch::default();
-        assert_eq!(
-            search.plan(&buckets, Slots { fingerprint: Fingerprint::of(9), first: 3, second: 5 }),
-            Some(5)
-        );
+        let slots = Slots { fingerprint: Fingerprint::of(9), first: 3, second: 5 };
+        assert_eq!(search.plan::<E>(&buckets, slots), Some(5));
         assert!(search.hops().is_empty());
     }
 
-    #[test]
-    fn fails_when_every_reachable_bucket_is_full() {
-        let buckets: Vec<AtomicU64> =
-            (0..BUCKETS).map(|_| AtomicU64::new(full([1, 2, 3, 4]))).collect();
+    fn fails_when_every_reachable_bucket_is_full<E: BucketEncoding>() {
+        let word = full::<E>([1, 2, 3, 4].map(Fingerprint::of));
+        let buckets: Vec<AtomicU64> = (0..BUCKETS).map(|_| AtomicU64::new(word)).collect();
         let mut search = PathSearch::default();
-        assert_eq!(
-            search.plan(&buckets, Slots { fingerprint: Fingerprint::of(9), first: 0, second: 1 }),
-            None
-        );
+        let slots = Slots { fingerprint: Fingerprint::of(9), first: 0, second: 1 };
+        assert_eq!(search.plan::<E>(&buckets, slots), None);
         assert!(search.hops().is_empty());
     }
 
-    #[test]
-    fn never_plans_a_move_onto_the_same_bucket() {
+    fn never_plans_a_move_onto_the_same_bucket<E: BucketEncoding>() {
         // Bucket 12 holds only fingerprints whose other bucket is 12 itself.
-        let fixed: Vec<u16> = (1..u16::MAX)
-            .filter(|&f| alt_index(12, Fingerprint::of(f), BUCKETS) == 12)
-            .take(4)
+        let fixed: Vec<Fingerprint> = (1..0xFFFF)
+            .map(Fingerprint::of)
+            .filter(|&f| alt_index(12, f, BUCKETS) == 12)
+            .take(LANES)
             .collect();
-        let buckets = table(&[(12, full([fixed[0], fixed[1], fixed[2], fixed[3]]))]);
+        let buckets = table(&[(12, full::<E>([fixed[0], fixed[1], fixed[2], fixed[3]]))]);
         let mut search = PathSearch::default();
-        assert_eq!(
-            search.plan(&buckets, Slots { fingerprint: Fingerprint::of(9), first: 12, second: 12 }),
-            None
-        );
+        let slots = Slots { fingerprint: Fingerprint::of(9), first: 12, second: 12 };
+        assert_eq!(search.plan::<E>(&buckets, slots), None);
+    }
+
+    /// The search in either encoding: it reads fingerprints, never lane positions.
+    fn searches<E: BucketEncoding>() {
+        finds_the_shortest_path_and_lists_it_last_hop_first::<E>();
+        an_empty_place_in_a_root_is_a_path_of_no_hops::<E>();
+        fails_when_every_reachable_bucket_is_full::<E>();
+        never_plans_a_move_onto_the_same_bucket::<E>();
+    }
+
+    #[test]
+    fn plain_searches() {
+        searches::<Plain>();
+    }
+
+    #[test]
+    fn semi_sorted_searches() {
+        searches::<SemiSorted>();
     }
 }

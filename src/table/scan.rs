@@ -63,7 +63,7 @@
 
 use std::io;
 
-use crate::bucket::UNUSED_WORD;
+use crate::bucket::{BucketEncoding, UNUSED_WORD};
 use crate::sync::{self, AtomicBool, AtomicPtr, AtomicU64, Ordering};
 
 use super::stripe::ScanId;
@@ -102,7 +102,10 @@ impl Rendezvous {
 
     /// Copies `bucket`, bucket number `index`, into scan `id`'s copy if that scan is still
     /// running and nobody captured the bucket yet. The caller is about to remove a fingerprint
-    /// from the bucket, and its announcement read `id` on the pair's stripe.
+    /// from the bucket, and its announcement read `id` on the pair's stripe. Inline: the
+    /// removal paths that call it are generic, compiled in the user's crate, where a call would
+    /// make every removal save the registers this rare path needs.
+    #[inline]
     pub(super) fn capture(&self, id: ScanId, index: usize, bucket: &AtomicU64) {
         // AcqRel. Acquire: pairs with the AcqRel `READY` in `ScanGuard::open`, so a capture sees
         // everything before the scan's start on every stripe. Release: if the scan is not ready
@@ -158,8 +161,8 @@ impl ScannedWords {
 /// the scan (takes its id off every stripe, closes the rendezvous, waits for the writers inside)
 /// before its copy is freed, and releases the rendezvous, also when the pass unwinds: no writer
 /// is left holding a pointer into a freed copy, and the next scan does not wait forever.
-struct ScanGuard<'t> {
-    table: &'t Table,
+struct ScanGuard<'t, E: BucketEncoding> {
+    table: &'t Table<E>,
     id: ScanId,
     /// The copy the scan fills; taken out by [`finish`](Self::finish).
     words: Option<Words>,
@@ -167,10 +170,10 @@ struct ScanGuard<'t> {
     open: bool,
 }
 
-impl<'t> ScanGuard<'t> {
+impl<'t, E: BucketEncoding> ScanGuard<'t, E> {
     /// Claims `table`'s rendezvous for a scan into `words`; a second scan waits here for the
     /// first to end. Writers never touch `busy`.
-    fn claim(table: &'t Table, words: Words) -> Self {
+    fn claim(table: &'t Table<E>, words: Words) -> Self {
         let rendezvous = &table.rendezvous;
         // Acquire: pairs with the Release reset in `drop`, so this scan starts after the
         // previous one finished with the rendezvous.
@@ -256,7 +259,7 @@ impl<'t> ScanGuard<'t> {
     }
 }
 
-impl Drop for ScanGuard<'_> {
+impl<E: BucketEncoding> Drop for ScanGuard<'_, E> {
     fn drop(&mut self) {
         self.end();
         // Release: pairs with the Acquire claim of the next scan.
@@ -264,12 +267,12 @@ impl Drop for ScanGuard<'_> {
     }
 }
 
-impl Table {
+impl<E: BucketEncoding> Table<E> {
     /// A new table holding one scan's copy of this one: every item present throughout the call
     /// is in it (see [`scan`](Self::scan)). Its counters start afresh, holding the copy's items.
-    pub(crate) fn consistent_copy(&self) -> io::Result<Table> {
+    pub(crate) fn consistent_copy(&self) -> io::Result<Self> {
         let ScannedWords { words, .. } = self.scan()?;
-        Ok(Table::from_buckets(words, self.lookup_retries, self.huge_pages))
+        Ok(Self::from_buckets(words, self.lookup_retries, self.huge_pages))
     }
 
     /// Copies the bucket words so that every item present when the scan starts (inserted and
@@ -303,13 +306,13 @@ fn unused_words(len: usize, huge_pages: bool) -> io::Result<Words> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bucket;
+    use crate::bucket::plain::Plain;
     use crate::fingerprint::Fingerprint;
     use crate::hash::{alt_index, Slots};
     use crate::table::DEFAULT_LOOKUP_RETRIES;
 
     /// A table of `m` buckets holding `f` in bucket `high = m - 1`, whose other bucket is 0.
-    fn table_with_one_print(m: usize) -> (Table, Fingerprint, usize) {
+    fn table_with_one_print(m: usize) -> (Table<Plain>, Fingerprint, usize) {
         let high = m - 1;
         let f = (1..0xFFFF)
             .map(Fingerprint::of)
@@ -321,7 +324,7 @@ mod tests {
     }
 
     fn copies(scan: &ScannedWords, f: Fingerprint) -> usize {
-        scan.words().map(|w| bucket::count(w, f)).sum()
+        scan.words().map(|w| Plain::count(w, f)).sum()
     }
 
     /// The hazard: the fingerprint moves from the last bucket into the first after the pass

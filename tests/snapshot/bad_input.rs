@@ -291,11 +291,11 @@ fn header_fields_at_extremes_are_refused() {
             &|e| matches!(e, LoadError::BadMagic { found } if found[..] == magic),
         );
     }
-    for version in [0u16, 1, 6, 0x0100, u16::MAX] {
+    for version in [0u16, 1, 7, 0x0100, u16::MAX] {
         check(
             "version",
             &|b| b[8..10].copy_from_slice(&version.to_le_bytes()),
-            &|e| matches!(e, LoadError::UnsupportedVersion { found, supported: 5 } if *found == version),
+            &|e| matches!(e, LoadError::UnsupportedVersion { found, supported: 6 } if *found == version),
         );
     }
     // A fixed filter's words under a growable filter's version, or with the flag of a level

@@ -16,7 +16,7 @@
 use std::hash::BuildHasher;
 use std::path::PathBuf;
 
-use lockfree_cuckoo::{AHashBuilder, CuckooFilter, DefaultHashBuilder, LoadError};
+use lockfree_cuckoo::{AHashBuilder, CuckooFilter, DefaultHashBuilder, Encoding, LoadError};
 
 use crate::common::{self, Fnv};
 
@@ -27,6 +27,7 @@ const GOLDEN_V4: &[u8] = include_bytes!("../data/golden-v4.bin");
 const GOLDEN_V4_GROWABLE: &[u8] = include_bytes!("../data/golden-v4-growable.bin");
 const GOLDEN_V5: &[u8] = include_bytes!("../data/golden-v5.bin");
 const GOLDEN_V5_GROWABLE: &[u8] = include_bytes!("../data/golden-v5-growable.bin");
+const GOLDEN_V6: &[u8] = include_bytes!("../data/golden-v6.bin");
 
 /// The probes of a snapshot under the format-4 default hasher (`FORMAT.md`, "The default
 /// hasher").
@@ -76,7 +77,17 @@ const GOLDEN_DUP: &str = "three times";
 /// version 1 build, `golden-v1.bin`), `golden-v4.bin` under the format-4 default hasher and
 /// `golden-v5.bin` under the keyed one: 32 buckets, single-threaded and therefore deterministic.
 fn golden_filter<S: BuildHasher>(hasher: S) -> CuckooFilter<S> {
-    let filter = CuckooFilter::builder().bucket_count(GOLDEN_BUCKETS).hasher(hasher).build();
+    golden_filter_in(hasher, Encoding::Plain)
+}
+
+/// [`golden_filter`] in `encoding`: `golden-v6.bin` is the semi-sorted one under the keyed
+/// default hasher with [`GOLDEN_SEED`].
+fn golden_filter_in<S: BuildHasher>(hasher: S, encoding: Encoding) -> CuckooFilter<S> {
+    let filter = CuckooFilter::builder()
+        .bucket_count(GOLDEN_BUCKETS)
+        .encoding(encoding)
+        .hasher(hasher)
+        .build();
     for k in 0..110u64 {
         filter.insert(&k).expect("the golden filter fits");
     }
@@ -90,7 +101,11 @@ fn golden_filter<S: BuildHasher>(hasher: S) -> CuckooFilter<S> {
 }
 
 fn u64_at(at: usize) -> u64 {
-    u64::from_le_bytes(GOLDEN[at..at + 8].try_into().unwrap())
+    u64_at_in(GOLDEN, at)
+}
+
+fn u64_at_in(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap())
 }
 
 #[test]
@@ -167,10 +182,10 @@ fn golden_v1_is_refused_as_an_unsupported_version() {
     let streamed = CuckooFilter::read_from_with_hasher(GOLDEN_V1, Fnv);
     for result in [loaded, streamed] {
         let err = result.unwrap_err();
-        assert!(matches!(err, LoadError::UnsupportedVersion { found: 1, supported: 5 }), "{err:?}");
+        assert!(matches!(err, LoadError::UnsupportedVersion { found: 1, supported: 6 }), "{err:?}");
         assert_eq!(
             err.to_string(),
-            "unsupported cuckoo filter snapshot format version: expected 2 to 5 (the versions \
+            "unsupported cuckoo filter snapshot format version: expected 2 to 6 (the versions \
              this build reads), found 1"
         );
     }
@@ -204,6 +219,97 @@ fn write_golden_file() {
     assert_eq!(loaded.len(), 102);
     assert!(golden_present().all(|k| loaded.contains(&k)));
     assert!(golden_removed().all(|k| !loaded.contains(&k)));
+}
+
+/// [`write_golden_file`] for the semi-sorted golden file, version 6:
+///
+/// ```sh
+/// LFC_GOLDEN_OUT=tests/data/golden-v6.bin cargo test --test snapshot -- --ignored write_semi_sorted_golden_file
+/// ```
+#[test]
+#[ignore = "writes a file; run by hand to make the golden file of a new format version"]
+fn write_semi_sorted_golden_file() {
+    let path = golden_out("golden-v6.bin");
+    let filter = golden_filter_in(DefaultHashBuilder::with_seed(GOLDEN_SEED), Encoding::SemiSorted);
+    std::fs::write(&path, filter.to_bytes()).expect("golden file written");
+    let loaded = CuckooFilter::from_bytes(&std::fs::read(&path).expect("read back"));
+    assert_eq!(loaded.expect("golden file loads").len(), 102);
+}
+
+/// The semi-sorted golden file: version 6, 17-bit fingerprints, otherwise version 5's header.
+/// It loads with its contents and key, saves back byte for byte, and the same filter built
+/// again writes it; a builder for plain filters refuses it, and a version 5 header, which has
+/// no 17-bit layout, makes it unreadable.
+#[test]
+fn golden_v6_semi_sorted_file_is_as_specified_and_loads_only_as_semi_sorted() {
+    assert_eq!(GOLDEN_V6.len(), GOLDEN_V5.len());
+    assert_eq!(&GOLDEN_V6[8..10], [6, 0], "format version 6, little-endian");
+    assert_eq!(GOLDEN_V6[10], 17, "fingerprint bits");
+    assert_eq!(GOLDEN_V6[11], 4, "lanes a bucket");
+    assert_eq!(GOLDEN_V6[12..72], GOLDEN_V5[12..72], "flags, counts, probes and seed");
+    assert_eq!(
+        u64_at_in(GOLDEN_V6, GOLDEN_V6.len() - 8),
+        common::crc64(&GOLDEN_V6[..GOLDEN_V6.len() - 8])
+    );
+
+    let filter = CuckooFilter::from_bytes(GOLDEN_V6).expect("golden file loads");
+    assert_eq!(filter.encoding(), Encoding::SemiSorted);
+    assert_eq!(filter.hasher().seed(), Some(GOLDEN_SEED));
+    assert_eq!((filter.bucket_count(), filter.len()), (GOLDEN_BUCKETS, 102));
+    assert!(golden_present().all(|k| filter.contains(&k)), "a key was lost");
+    assert!(golden_removed().all(|k| !filter.contains(&k)), "a removed key is present");
+    assert_eq!(filter.count(GOLDEN_DUP), 3);
+    assert_eq!(filter.to_bytes(), GOLDEN_V6);
+    let rebuilt =
+        golden_filter_in(DefaultHashBuilder::with_seed(GOLDEN_SEED), Encoding::SemiSorted);
+    assert_eq!(rebuilt.to_bytes(), GOLDEN_V6);
+    let streamed = CuckooFilter::read_from(GOLDEN_V6).expect("golden file loads");
+    assert_eq!(streamed.encoding(), Encoding::SemiSorted);
+
+    let semi = CuckooFilter::builder().encoding(Encoding::SemiSorted).load(GOLDEN_V6);
+    assert_eq!(semi.expect("loads as semi-sorted").len(), 102);
+    let err = CuckooFilter::builder().encoding(Encoding::Plain).load(GOLDEN_V6).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            LoadError::EncodingMismatch { expected: Encoding::Plain, found: Encoding::SemiSorted }
+        ),
+        "{err:?}"
+    );
+    let err = CuckooFilter::builder().encoding(Encoding::SemiSorted).load(GOLDEN_V5).unwrap_err();
+    assert!(matches!(err, LoadError::EncodingMismatch { .. }), "{err:?}");
+
+    let mut as_v5 = GOLDEN_V6.to_vec();
+    as_v5[8..10].copy_from_slice(&5u16.to_le_bytes());
+    common::reseal(&mut as_v5);
+    let err = CuckooFilter::from_bytes(&as_v5).unwrap_err();
+    assert!(
+        matches!(err, LoadError::UnsupportedLayout { fingerprint_bits: 17, lanes: 4 }),
+        "{err:?}"
+    );
+}
+
+/// The semi-sorted words are refused as plain ones, and plain words with a lane whose code
+/// names no nibbles as semi-sorted ones: the layout byte decides, and each encoding checks its
+/// words.
+#[test]
+fn a_layout_byte_flipped_between_encodings_is_refused_by_the_word_check() {
+    let mut as_plain = GOLDEN_V6.to_vec();
+    as_plain[8..10].copy_from_slice(&5u16.to_le_bytes());
+    as_plain[10] = 16;
+    common::reseal(&mut as_plain);
+    let err = CuckooFilter::from_bytes(&as_plain).unwrap_err();
+    assert!(matches!(err, LoadError::InconsistentHeader { field: "item count", .. }), "{err:?}");
+
+    let mut as_semi = GOLDEN_V5.to_vec();
+    as_semi[8..10].copy_from_slice(&6u16.to_le_bytes());
+    as_semi[10] = 17;
+    common::reseal(&mut as_semi);
+    let err = CuckooFilter::from_bytes(&as_semi).unwrap_err();
+    assert!(
+        matches!(err, LoadError::MalformedBucket { .. } | LoadError::InconsistentHeader { .. }),
+        "{err:?}"
+    );
 }
 
 /// Level bucket counts and item ceiling of the growable golden filter.

@@ -1,22 +1,73 @@
-//! SWAR logic on a bucket word: four 16-bit fingerprint lanes in one `u64`.
+//! The plain encoding: four 16-bit fingerprint lanes in one `u64`, with SWAR logic on them.
 //!
 //! Lane `k` occupies bits `16k..16k+16`; the value 0 marks an empty lane, and no lane ever holds
-//! 0xFFFF, which no [`Fingerprint`] is (see [`UNUSED_WORD`]). Every function here is pure: the
-//! concurrent protocol lives in `table`.
+//! 0xFFFF, which no plain [`Fingerprint`] is (so no word is [`UNUSED_WORD`]).
 
+use super::{any_match, nonzero_lanes, BucketEncoding, Encoding, HIGH_BITS, LANES, LANE_BITS};
+use super::{LOW_BITS, UNUSED_WORD};
+use crate::error::LoadError;
 use crate::fingerprint::Fingerprint;
 
-/// Lanes in a bucket.
-pub(crate) const LANES: usize = 4;
+/// The plain encoding ([`Encoding::Plain`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Plain;
 
-/// A word no bucket ever holds, since no fingerprint is 0xFFFF ([`Fingerprint`]): free for the
-/// protocol to use as a sentinel. To a lookup it is a full bucket that
-/// matches no fingerprint.
-pub(crate) const UNUSED_WORD: u64 = u64::MAX;
+impl BucketEncoding for Plain {
+    const ENCODING: Encoding = Encoding::Plain;
+    const FINGERPRINT_BITS: u32 = 16;
 
-const LANE_BITS: u32 = 16;
-const LOW_BITS: u64 = 0x0001_0001_0001_0001;
-const HIGH_BITS: u64 = 0x8000_8000_8000_8000;
+    #[inline(always)]
+    fn fingerprint(mixed: u64) -> Fingerprint {
+        Fingerprint::of_mixed(mixed, Self::FINGERPRINT_BITS)
+    }
+
+    #[inline(always)]
+    fn match_flags(word: u64, fingerprint: Fingerprint) -> u64 {
+        match_flags(word, fingerprint)
+    }
+
+    #[inline(always)]
+    fn contains(word: u64, fingerprint: Fingerprint) -> bool {
+        contains(word, fingerprint)
+    }
+
+    #[inline(always)]
+    fn count(word: u64, fingerprint: Fingerprint) -> usize {
+        count(word, fingerprint)
+    }
+
+    #[inline(always)]
+    fn occupied(word: u64) -> usize {
+        occupied(word)
+    }
+
+    #[inline(always)]
+    fn has_room(word: u64) -> bool {
+        find_empty(word).is_some()
+    }
+
+    #[inline(always)]
+    fn with_copy(word: u64, fingerprint: Fingerprint) -> Option<u64> {
+        find_empty(word).map(|lane| with_lane(word, lane, fingerprint))
+    }
+
+    #[inline(always)]
+    fn without_copy(word: u64, fingerprint: Fingerprint) -> Option<u64> {
+        find(word, fingerprint).map(|lane| without_lane(word, lane))
+    }
+
+    #[inline]
+    fn entries(word: u64) -> [u32; LANES] {
+        core::array::from_fn(|k| u32::from(lane(word, k)))
+    }
+
+    fn check(word: u64, bucket: u64) -> Result<(), LoadError> {
+        match reserved_lane(word) {
+            Some(lane) => Err(LoadError::ReservedFingerprint { bucket, lane: lane as u8 }),
+            None => Ok(()),
+        }
+    }
+}
 
 /// A fingerprint copied into all four lanes.
 #[inline]
@@ -49,75 +100,64 @@ const fn lowest_flagged_lane(flags: u64) -> Option<usize> {
 
 /// Whether any lane of `word` holds `fingerprint`.
 #[inline]
-pub(crate) const fn contains(word: u64, fingerprint: Fingerprint) -> bool {
+const fn contains(word: u64, fingerprint: Fingerprint) -> bool {
     any_match(match_flags(word, fingerprint))
 }
 
 /// Flags of the lanes of `word` that hold `fingerprint`, to be tested by [`any_match`]. The
 /// flags of several words, or'ed, tell whether any of them holds it, with one test at the end.
 #[inline]
-pub(crate) const fn match_flags(word: u64, fingerprint: Fingerprint) -> u64 {
+const fn match_flags(word: u64, fingerprint: Fingerprint) -> u64 {
     unmasked_zero_lane_flags(word ^ broadcast(fingerprint))
-}
-
-/// Whether flags from [`match_flags`] (or'ed, for several words) name a lane holding the
-/// fingerprint.
-#[inline]
-pub(crate) const fn any_match(flags: u64) -> bool {
-    flags & HIGH_BITS != 0
 }
 
 /// The lowest lane of `word` that holds `fingerprint`.
 #[inline]
-pub(crate) const fn find(word: u64, fingerprint: Fingerprint) -> Option<usize> {
+const fn find(word: u64, fingerprint: Fingerprint) -> Option<usize> {
     lowest_flagged_lane(zero_lane_flags(word ^ broadcast(fingerprint)))
 }
 
 /// The lowest empty lane of `word`.
 #[inline]
-pub(crate) const fn find_empty(word: u64) -> Option<usize> {
+const fn find_empty(word: u64) -> Option<usize> {
     lowest_flagged_lane(zero_lane_flags(word))
 }
 
 /// The value of `lane`: a fingerprint, or 0 when the lane is empty.
 #[inline]
-pub(crate) const fn lane(word: u64, lane: usize) -> u16 {
+const fn lane(word: u64, lane: usize) -> u16 {
     (word >> (lane as u32 * LANE_BITS)) as u16
 }
 
 /// `word` with `lane`, which must be empty, set to `fingerprint`.
 #[inline]
-pub(crate) const fn with_lane(word: u64, lane: usize, fingerprint: Fingerprint) -> u64 {
+const fn with_lane(word: u64, lane: usize, fingerprint: Fingerprint) -> u64 {
     debug_assert!(self::lane(word, lane) == 0);
     word | (fingerprint.get() as u64) << (lane as u32 * LANE_BITS)
 }
 
 /// `word` with `lane` emptied.
 #[inline]
-pub(crate) const fn without_lane(word: u64, lane: usize) -> u64 {
+const fn without_lane(word: u64, lane: usize) -> u64 {
     word & !(0xFFFF << (lane as u32 * LANE_BITS))
 }
 
 /// The lowest lane of `word` that holds 0xFFFF, the lane value no fingerprint takes: a word
 /// that has one was not written by this crate.
 #[inline]
-pub(crate) const fn reserved_lane(word: u64) -> Option<usize> {
+const fn reserved_lane(word: u64) -> Option<usize> {
     lowest_flagged_lane(zero_lane_flags(word ^ UNUSED_WORD))
 }
 
 /// How many lanes of `word` are not empty (a snapshot's item count).
 #[inline]
-pub(crate) const fn occupied(word: u64) -> usize {
-    // Per lane, the low 15 bits plus 0x7FFF carry into bit 15 exactly when they are not all
-    // zero, and never out of the lane; or-ing the word adds lanes with only bit 15 set. Exact
-    // in every lane, unlike the has-zero-lane test.
-    const LOW_15: u64 = !HIGH_BITS;
-    ((((word & LOW_15) + LOW_15) | word) & HIGH_BITS).count_ones() as usize
+const fn occupied(word: u64) -> usize {
+    nonzero_lanes(word).count_ones() as usize
 }
 
 /// How many lanes of `word` hold `fingerprint`.
 #[inline]
-pub(crate) const fn count(word: u64, fingerprint: Fingerprint) -> usize {
+const fn count(word: u64, fingerprint: Fingerprint) -> usize {
     LANES - occupied(word ^ broadcast(fingerprint))
 }
 
@@ -140,14 +180,14 @@ mod tests {
     #[test]
     #[cfg_attr(miri, ignore = "arithmetic only, too slow under Miri")]
     fn find_matches_naive_scan_for_every_lane_position_and_tricky_neighbours() {
-        for target in TRICKY.iter().copied().filter_map(Fingerprint::from_lane) {
+        for target in TRICKY.iter().copied().filter_map(|v| Fingerprint::from_entry(u32::from(v))) {
             for a in TRICKY {
                 for b in TRICKY {
                     for c in TRICKY {
                         for d in TRICKY {
                             let lanes = [a, b, c, d];
                             let w = word(lanes);
-                            let value = target.get();
+                            let value = target.get() as u16;
                             assert_eq!(find(w, target), naive_find(lanes, value), "{lanes:x?}");
                             assert_eq!(contains(w, target), lanes.contains(&value));
                             assert_eq!(find_empty(w), naive_find(lanes, 0), "{lanes:x?}");
@@ -177,7 +217,7 @@ mod tests {
     fn the_unused_word_is_full_and_matches_no_fingerprint() {
         assert_eq!(UNUSED_WORD, word([0xFFFF; LANES]));
         assert_eq!(find_empty(UNUSED_WORD), None);
-        assert!((1..u16::MAX)
+        assert!((1..0xFFFF)
             .map(Fingerprint::of)
             .all(|f| !contains(UNUSED_WORD, f) && broadcast(f) != UNUSED_WORD));
         assert_eq!(reserved_lane(UNUSED_WORD), Some(0));
@@ -208,7 +248,7 @@ mod tests {
             for other in (0..LANES).filter(|&o| o != k) {
                 assert_eq!(lane(cleared, other), lane(full, other));
             }
-            assert_eq!(with_lane(cleared, k, Fingerprint::of(lane(full, k))), full);
+            assert_eq!(with_lane(cleared, k, Fingerprint::of(u32::from(lane(full, k)))), full);
             assert_eq!(with_lane(0, k, Fingerprint::of(0xBEEF)), 0xBEEF << (16 * k));
             assert_eq!(
                 find(with_lane(0, k, Fingerprint::of(0xBEEF)), Fingerprint::of(0xBEEF)),

@@ -1,0 +1,195 @@
+//! Bucket words: how four fingerprints sit in one `u64`, in either [`Encoding`].
+//!
+//! A bucket is a multiset of at most [`LANES`] fingerprints, held in one word that every change
+//! replaces by one CAS (`table`). The encoding decides how the multiset maps to the word, and it
+//! lives here alone: the table, its protocol, the path search, scans, snapshots and merges are
+//! written once against [`BucketEncoding`] and know nothing of the bit layout.
+//!
+//! - [`plain`]: four 16-bit lanes, each a fingerprint or 0 for empty. A fingerprint keeps its
+//!   lane until it leaves.
+//! - [`semi_sorted`]: the paper's semi-sorted bucket. Four 17-bit fingerprints sorted by their low
+//!   four bits, whose four nibbles are stored as one 12-bit code: a write re-sorts the word, so a
+//!   fingerprint's lane can change when another fingerprint of its bucket comes or goes.
+//!
+//! In both, a word is a function of the multiset it holds (the semi-sorted order breaks ties by
+//! the rest of the fingerprint), so two words are equal exactly when they hold the same
+//! fingerprints, and a CAS that expects a word expects its multiset. The protocol speaks of
+//! *copies*, the members of a bucket's multiset, never of lanes; see the table's Orderings.
+
+pub(crate) mod plain;
+pub(crate) mod semi_sorted;
+
+use core::fmt;
+
+use crate::error::LoadError;
+use crate::fingerprint::Fingerprint;
+
+/// Fingerprints a bucket holds.
+pub(crate) const LANES: usize = 4;
+
+/// A word no bucket ever holds, in either encoding: free for the protocol to use as a sentinel
+/// (the snapshot scan's "not copied yet"). Plain lanes never hold 0xFFFF; a semi-sorted word's
+/// code is never 4095. To a lookup it is a full bucket that matches no fingerprint.
+pub(crate) const UNUSED_WORD: u64 = u64::MAX;
+
+/// The lowest bit of each 16-bit lane.
+const LOW_BITS: u64 = 0x0001_0001_0001_0001;
+/// The highest bit of each 16-bit lane: where match flags are kept.
+const HIGH_BITS: u64 = 0x8000_8000_8000_8000;
+const LANE_BITS: u32 = 16;
+
+/// Whether flags from [`BucketEncoding::match_flags`] (or'ed, for several words) name a copy
+/// of the fingerprint.
+#[inline]
+pub(crate) const fn any_match(flags: u64) -> bool {
+    flags & HIGH_BITS != 0
+}
+
+/// The high bit of every lane of `word` that is not zero, exactly in every lane (unlike the
+/// has-zero-lane test, whose borrows can flag lanes above a zero one).
+#[inline]
+const fn nonzero_lanes(word: u64) -> u64 {
+    // Per lane, the low 15 bits plus 0x7FFF carry into bit 15 exactly when they are not all
+    // zero, and never out of the lane; or-ing the word adds lanes with only bit 15 set.
+    const LOW_15: u64 = !HIGH_BITS;
+    (((word & LOW_15) + LOW_15) | word) & HIGH_BITS
+}
+
+/// How a bucket's fingerprints are laid out in its word, chosen when a filter is built
+/// ([`Builder::encoding`](crate::Builder::encoding)) and kept for its life, its snapshots
+/// included.
+///
+/// Both hold four fingerprints in a 64-bit bucket, so a filter takes the same memory for the same
+/// capacity in either; they differ in fingerprint width, and so in the false-positive rate, and
+/// in the cost of an operation.
+///
+/// # Examples
+///
+/// ```
+/// use lockfree_cuckoo::{CuckooFilter, Encoding};
+///
+/// let filter = CuckooFilter::builder().capacity(1_000).encoding(Encoding::SemiSorted).build();
+/// filter.insert("a")?;
+/// assert!(filter.contains("a"));
+/// assert_eq!(filter.encoding(), Encoding::SemiSorted);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Encoding {
+    /// Four 16-bit fingerprints: a false-positive rate of about `8a / 65,532` at load `a`
+    /// (0.012% when full), and the fastest operations.
+    #[default]
+    Plain,
+    /// The semi-sorted bucket of Fan et al. (CoNEXT 2014, section 5.2): four 17-bit
+    /// fingerprints, whose low four bits are sorted and stored together as one 12-bit code, in
+    /// the same 64 bits. Half the plain false-positive rate (`8a / 131,064`) for the same memory;
+    /// lookups of absent items cost about as much as plain ones, and every write decodes and
+    /// re-encodes its bucket (`BENCHMARKS.md`, "Semi-sorted buckets").
+    SemiSorted,
+}
+
+impl Encoding {
+    /// The encoding's name, as the server's `CF.INFO` shows it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(lockfree_cuckoo::Encoding::SemiSorted.name(), "semi-sorted");
+    /// ```
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Plain => "plain",
+            Self::SemiSorted => "semi-sorted",
+        }
+    }
+
+    /// Bits of each fingerprint: 16, or 17 for [`SemiSorted`](Self::SemiSorted).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(lockfree_cuckoo::Encoding::Plain.fingerprint_bits(), 16);
+    /// ```
+    pub const fn fingerprint_bits(self) -> u32 {
+        match self {
+            Self::Plain => plain::Plain::FINGERPRINT_BITS,
+            Self::SemiSorted => semi_sorted::SemiSorted::FINGERPRINT_BITS,
+        }
+    }
+}
+
+impl fmt::Display for Encoding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An encoding of bucket words, as a type: the table and everything above it are generic over
+/// it, so each encoding's operations compile to straight-line code with no test of which one
+/// is in use.
+///
+/// Every function is pure. Words handed to them are table words (or a snapshot's words that
+/// passed [`check`](Self::check)), or [`UNUSED_WORD`].
+pub(crate) trait BucketEncoding:
+    Copy + Default + Send + Sync + fmt::Debug + 'static
+{
+    /// The value users see.
+    const ENCODING: Encoding;
+
+    /// Bits of a fingerprint: the low bits of an item's mixed hash (`hash`).
+    const FINGERPRINT_BITS: u32;
+
+    /// The fingerprint of a mixed hash.
+    fn fingerprint(mixed: u64) -> Fingerprint;
+
+    /// Flags, to be tested by [`any_match`], of the copies of `fingerprint` in `word`. The flags
+    /// of several words, or'ed, tell whether any of them holds it.
+    fn match_flags(word: u64, fingerprint: Fingerprint) -> u64;
+
+    /// [`match_flags`](Self::match_flags) of both of an item's buckets, or'ed: a lookup's one
+    /// test (an encoding may share work between the two words).
+    #[inline(always)]
+    fn pair_match_flags(first: u64, second: u64, fingerprint: Fingerprint) -> u64 {
+        Self::match_flags(first, fingerprint) | Self::match_flags(second, fingerprint)
+    }
+
+    /// Whether `word` holds a copy of `fingerprint`.
+    #[inline(always)]
+    fn contains(word: u64, fingerprint: Fingerprint) -> bool {
+        any_match(Self::match_flags(word, fingerprint))
+    }
+
+    /// How many copies of `fingerprint` `word` holds.
+    fn count(word: u64, fingerprint: Fingerprint) -> usize;
+
+    /// How many fingerprints `word` holds.
+    fn occupied(word: u64) -> usize;
+
+    /// Whether `word` has room for one more fingerprint.
+    fn has_room(word: u64) -> bool;
+
+    /// `word` with one more copy of `fingerprint`, or `None` when it is full.
+    fn with_copy(word: u64, fingerprint: Fingerprint) -> Option<u64>;
+
+    /// `word` with one copy of `fingerprint` fewer, or `None` when it holds none.
+    fn without_copy(word: u64, fingerprint: Fingerprint) -> Option<u64>;
+
+    /// The fingerprints `word` holds, and 0 for each free place, in lane order.
+    fn entries(word: u64) -> [u32; LANES];
+
+    /// Whether a snapshot's word `word`, for bucket `bucket`, is one a table of this encoding
+    /// can hold: a loader refuses any other, so that a table never holds a word its functions
+    /// were not written for.
+    ///
+    /// # Errors
+    ///
+    /// The [`LoadError`] that names what is wrong with the word.
+    fn check(word: u64, bucket: u64) -> Result<(), LoadError>;
+
+    /// The fingerprints `word` holds.
+    #[inline]
+    fn fingerprints(word: u64) -> impl Iterator<Item = Fingerprint> {
+        Self::entries(word).into_iter().filter(|&e| e != 0).map(Fingerprint::in_occupied_entry)
+    }
+}

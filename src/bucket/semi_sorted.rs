@@ -1,0 +1,454 @@
+//! The semi-sorted encoding ([`Encoding::SemiSorted`]): four 17-bit fingerprints in one `u64`.
+//!
+//! Fan et al. (CoNEXT 2014, section 5.2) sort a bucket's fingerprints by their low four bits,
+//! the *nibbles*. The four sorted nibbles are one of C(19, 4) = 3,876 multisets, so a 12-bit
+//! *code* names them all, and the bucket stores the code and each fingerprint's 13 high bits:
+//! 12 + 4 × 13 = 64 bits for four 17-bit fingerprints, where plain lanes hold four of 16.
+//!
+//! # Layout
+//!
+//! Lane `k` (bits `16k..16k+16`) holds the `k`-th fingerprint's high 13 bits in its bits `3..16`
+//! and bits `3k..3k+3` of the code in its bits `0..3` (the split of Google's setfilters): the
+//! high parts then sit in 16-bit lanes, where one SWAR compare finds the lanes whose high part
+//! matches, and only those few need the code decoded. An absent item's lookup almost never
+//! decodes anything.
+//!
+//! The fingerprints are sorted by nibble, then by high part, and an empty place is 0, which
+//! sorts first: so a word is a function of the multiset it holds (the module documentation of
+//! `bucket`), empty places fill lanes from lane 0 up, and lane 0 is free exactly when the bucket
+//! has room.
+//!
+//! The code of nibbles `n0 <= n1 <= n2 <= n3` is their rank in the combinatorial number system:
+//! with `c_k = n_k + k`, strictly increasing in `0..19`, it is `C(c0, 1) + C(c1, 2) + C(c2, 3) +
+//! C(c3, 4)`, computed with a 95-entry table of binomials. The code of an empty bucket is 0, so
+//! the empty word is 0. Decoding reads an 8 KiB table, indexed by all 4,096 12-bit values: the
+//! 220 values no bucket holds decode to nibbles of 15, which with the all-ones high parts of
+//! [`UNUSED_WORD`](super::UNUSED_WORD) make the entry 0x1FFFF, no fingerprint.
+
+use super::{nonzero_lanes, BucketEncoding, Encoding, HIGH_BITS, LANES, LANE_BITS, LOW_BITS};
+use crate::error::LoadError;
+use crate::fingerprint::Fingerprint;
+
+/// The semi-sorted encoding ([`Encoding::SemiSorted`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct SemiSorted;
+
+/// Multisets of four nibbles: C(16 + 4 - 1, 4).
+const CODES: usize = 3_876;
+
+/// Bits of a fingerprint stored in the code, sorted.
+const NIBBLE_BITS: u32 = 4;
+const NIBBLE: u32 = (1 << NIBBLE_BITS) - 1;
+
+/// Bits of each lane that hold a piece of the code.
+const CODE_PIECE_BITS: u32 = 3;
+
+/// The high-part bits of every lane.
+const HIGH_PARTS: u64 = 0xFFF8_FFF8_FFF8_FFF8;
+
+/// `BINOMIAL[n][k]` = C(n, k), for the code's ranks.
+const BINOMIAL: [[u16; LANES + 1]; 19] = {
+    let mut table = [[0; LANES + 1]; 19];
+    let mut n = 0;
+    while n < 19 {
+        table[n][0] = 1;
+        let mut k = 1;
+        while k <= LANES && k <= n {
+            table[n][k] = table[n - 1][k - 1] + table[n - 1][k];
+            k += 1;
+        }
+        n += 1;
+    }
+    table
+};
+
+/// The code of sorted nibbles.
+#[inline]
+const fn code_of(nibbles: [u32; LANES]) -> u16 {
+    BINOMIAL[nibbles[0] as usize][1]
+        + BINOMIAL[nibbles[1] as usize + 1][2]
+        + BINOMIAL[nibbles[2] as usize + 2][3]
+        + BINOMIAL[nibbles[3] as usize + 3][4]
+}
+
+/// The sorted nibbles of each code, the `k`-th in the low bits of lane `k`, as lookups compare
+/// them and writes move them; 15 in every lane for the values that are no code. 32 KiB: packed
+/// nibbles would take 8, and nine instructions a word to spread.
+static DECODE: [u64; 1 << (LANES as u32 * CODE_PIECE_BITS)] = {
+    let mut table = [0x000F_000F_000F_000F; 1 << (LANES as u32 * CODE_PIECE_BITS)];
+    let mut a = 0;
+    while a <= NIBBLE {
+        let mut b = a;
+        while b <= NIBBLE {
+            let mut c = b;
+            while c <= NIBBLE {
+                let mut d = c;
+                while d <= NIBBLE {
+                    let spread = a as u64 | (b as u64) << 16 | (c as u64) << 32 | (d as u64) << 48;
+                    table[code_of([a, b, c, d]) as usize] = spread;
+                    d += 1;
+                }
+                c += 1;
+            }
+            b += 1;
+        }
+        a += 1;
+    }
+    table
+};
+
+/// The code a word's lanes hold, gathered from its four pieces by one multiply: piece `k`, at
+/// bit `16k`, is shifted by `48 - 13k` to bit `48 + 3k`; every other product of a piece and a
+/// shift lands below bit 48 (on bits no other product takes, so nothing carries) or above 63.
+#[inline(always)]
+const fn code(word: u64) -> usize {
+    const PIECES: u64 = 0x0007_0007_0007_0007;
+    const GATHER: u64 = 1 << 48 | 1 << 35 | 1 << 22 | 1 << 9;
+    ((word & PIECES).wrapping_mul(GATHER) >> 48) as usize & 0xFFF
+}
+
+/// The word's nibbles, each in the low bits of its lane.
+#[inline(always)]
+fn nibble_lanes(word: u64) -> u64 {
+    DECODE[code(word)]
+}
+
+/// Flags of the lanes whose high part is `fingerprint`'s: the has-zero-lane test, whose borrows
+/// can flag lanes above a matching one, so only whether any is set is exact.
+#[inline(always)]
+const fn candidates(word: u64, fingerprint: Fingerprint) -> u64 {
+    let x = (word & HIGH_PARTS) ^ high_probe(fingerprint);
+    x.wrapping_sub(LOW_BITS) & !x & HIGH_BITS
+}
+
+/// The fingerprint's high part, in every lane where a word keeps high parts.
+#[inline(always)]
+const fn high_probe(fingerprint: Fingerprint) -> u64 {
+    ((fingerprint.get() >> NIBBLE_BITS) << CODE_PIECE_BITS) as u64 * LOW_BITS
+}
+
+/// Flags of exactly the lanes of `word` that hold `fingerprint`: high part and nibble both equal.
+#[inline(always)]
+fn exact_matches(word: u64, fingerprint: Fingerprint) -> u64 {
+    let nibble_probe = u64::from(fingerprint.get() & NIBBLE) * LOW_BITS;
+    let differences =
+        (word & HIGH_PARTS) ^ high_probe(fingerprint) | nibble_lanes(word) ^ nibble_probe;
+    nonzero_lanes(differences) ^ HIGH_BITS
+}
+
+/// [`exact_matches`] of two words, or'ed.
+#[inline(never)]
+fn pair_exact_matches(first: u64, second: u64, fingerprint: Fingerprint) -> u64 {
+    exact_matches(first, fingerprint) | exact_matches(second, fingerprint)
+}
+
+/// The order of a bucket's entries: by nibble, then by high part; 0 (empty) first.
+#[inline(always)]
+const fn sort_key(entry: u32) -> u32 {
+    (entry & NIBBLE) << 13 | entry >> NIBBLE_BITS
+}
+
+/// The word of entries in [`sort_key`] order.
+#[cfg(test)]
+fn encode(entries: [u32; LANES]) -> u64 {
+    let lanes = |part: fn(u32) -> u32| {
+        (0..LANES).fold(0, |word, k| word | u64::from(part(entries[k])) << (k as u32 * LANE_BITS))
+    };
+    assemble(lanes(|e| (e >> NIBBLE_BITS) << CODE_PIECE_BITS), lanes(|e| e & NIBBLE))
+}
+
+/// The word of sorted entries given as their high parts, in place (`word & HIGH_PARTS`), and
+/// their nibbles, each in the low bits of its lane: the high parts and the pieces of the
+/// nibbles' code.
+#[inline(always)]
+fn assemble(highs: u64, nibbles: u64) -> u64 {
+    let nibble = |k: u32| (nibbles >> (k * LANE_BITS)) as usize & NIBBLE as usize;
+    let code = BINOMIAL[nibble(0)][1]
+        + BINOMIAL[nibble(1) + 1][2]
+        + BINOMIAL[nibble(2) + 2][3]
+        + BINOMIAL[nibble(3) + 3][4];
+    // Piece `k`, at bit `3k`, moves to bit `16k` by the multiply's `13k` term; the other products
+    // land on bits no lane's piece takes, and none overlaps another, so nothing carries.
+    const SPREAD: u64 = 1 | 1 << 13 | 1 << 26 | 1 << 39;
+    highs | u64::from(code).wrapping_mul(SPREAD) & 0x0007_0007_0007_0007
+}
+
+/// The lanes below lane `k`, all of them, in a word.
+#[inline(always)]
+const fn lanes_below(k: u32) -> u64 {
+    (1 << (k * LANE_BITS)) - 1
+}
+
+/// Flags of the lanes of `(highs, nibbles)` whose entry sorts below `fingerprint`: a smaller
+/// nibble, or the same and a smaller high part. Each is a SWAR unsigned compare of lanes whose
+/// top bit is clear (the high parts shifted down one bit to clear it).
+#[inline(always)]
+fn sorts_below(highs: u64, nibbles: u64, fingerprint: Fingerprint) -> u64 {
+    let at_least = |x: u64, y: u64| (x | HIGH_BITS).wrapping_sub(y) & HIGH_BITS;
+    let nibble_probe = u64::from(fingerprint.get() & NIBBLE) * LOW_BITS;
+    let nibble_at_least = at_least(nibbles, nibble_probe);
+    let nibble_equal = nonzero_lanes(nibbles ^ nibble_probe) ^ HIGH_BITS;
+    let high_at_least = at_least(highs >> 1, high_probe(fingerprint) >> 1);
+    (!nibble_at_least | nibble_equal & !high_at_least) & HIGH_BITS
+}
+
+impl BucketEncoding for SemiSorted {
+    const ENCODING: Encoding = Encoding::SemiSorted;
+    const FINGERPRINT_BITS: u32 = 17;
+
+    #[inline(always)]
+    fn fingerprint(mixed: u64) -> Fingerprint {
+        Fingerprint::of_mixed(mixed, Self::FINGERPRINT_BITS)
+    }
+
+    #[inline(always)]
+    fn match_flags(word: u64, fingerprint: Fingerprint) -> u64 {
+        if candidates(word, fingerprint) == 0 {
+            return 0;
+        }
+        exact_matches(word, fingerprint)
+    }
+
+    /// One branch for both words, taken for nearly every absent item and for every present one,
+    /// so that it is predicted in lookups that mostly miss and in those that mostly hit. The
+    /// decoding is out of line, so that an absent item's lookup saves none of the registers it
+    /// needs. (Decoding only the word with candidates, chosen without a branch, was slower: it
+    /// waits for both words before it starts.)
+    #[inline(always)]
+    fn pair_match_flags(first: u64, second: u64, fingerprint: Fingerprint) -> u64 {
+        if candidates(first, fingerprint) | candidates(second, fingerprint) == 0 {
+            return 0;
+        }
+        pair_exact_matches(first, second, fingerprint)
+    }
+
+    #[inline]
+    fn count(word: u64, fingerprint: Fingerprint) -> usize {
+        exact_matches(word, fingerprint).count_ones() as usize
+    }
+
+    #[inline]
+    fn occupied(word: u64) -> usize {
+        nonzero_lanes(word & HIGH_PARTS | nibble_lanes(word)).count_ones() as usize
+    }
+
+    #[inline]
+    fn has_room(word: u64) -> bool {
+        word & 0xFFF8 == 0 && nibble_lanes(word) & 0xF == 0
+    }
+
+    /// Lane 0 is free exactly when the bucket has room (its empty places sort first), and a
+    /// free lane's high part is 0: most full buckets are told by that alone, without decoding.
+    /// The new entry goes after those that sort below it, which move down a lane into the free
+    /// one: lane moves in SWAR, with no branch on which entries move (data the CPU cannot
+    /// predict).
+    #[inline]
+    fn with_copy(word: u64, fingerprint: Fingerprint) -> Option<u64> {
+        if word & 0xFFF8 != 0 {
+            return None;
+        }
+        let nibbles = nibble_lanes(word);
+        if nibbles & 0xF != 0 {
+            return None;
+        }
+        let highs = word & HIGH_PARTS;
+        // Lane 0 (empty) sorts below every fingerprint and is not counted: it is taken.
+        let at = (sorts_below(highs, nibbles, fingerprint) >> LANE_BITS).count_ones();
+        let (below, through) = (lanes_below(at), lanes_below(at) << LANE_BITS | 0xFFFF);
+        let place = |lanes: u64, new: u64| {
+            lanes >> LANE_BITS & below | new << (at * LANE_BITS) | lanes & !through
+        };
+        let f = fingerprint.get();
+        let new_high = u64::from(f >> NIBBLE_BITS) << CODE_PIECE_BITS;
+        Some(assemble(place(highs, new_high), place(nibbles, u64::from(f & NIBBLE))))
+    }
+
+    /// The lowest copy's lane empties and the lanes below it move up one (they sort no higher,
+    /// and an empty place sorts first), in SWAR as in `with_copy`.
+    #[inline]
+    fn without_copy(word: u64, fingerprint: Fingerprint) -> Option<u64> {
+        let matches = exact_matches(word, fingerprint);
+        if matches == 0 {
+            return None;
+        }
+        let at = matches.trailing_zeros() / LANE_BITS;
+        let through = lanes_below(at) << LANE_BITS | 0xFFFF;
+        let lift = |lanes: u64| lanes << LANE_BITS & through | lanes & !through;
+        Some(assemble(lift(word & HIGH_PARTS), lift(nibble_lanes(word))))
+    }
+
+    #[inline]
+    fn entries(word: u64) -> [u32; LANES] {
+        let nibbles = nibble_lanes(word);
+        core::array::from_fn(|k| {
+            let lane = k as u32 * LANE_BITS;
+            let high = (word >> lane) as u32 & 0xFFFF;
+            (high >> CODE_PIECE_BITS) << NIBBLE_BITS | (nibbles >> lane) as u32 & NIBBLE
+        })
+    }
+
+    fn check(word: u64, bucket: u64) -> Result<(), LoadError> {
+        let entries = Self::entries(word);
+        let sorted = entries.windows(2).all(|pair| sort_key(pair[0]) <= sort_key(pair[1]));
+        let fingerprints = entries.iter().all(|&e| e == 0 || Fingerprint::from_entry(e).is_some());
+        if code(word) < CODES && sorted && fingerprints {
+            Ok(())
+        } else {
+            Err(LoadError::MalformedBucket { bucket })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bucket::{any_match, UNUSED_WORD};
+    use rand::{rngs::StdRng, Rng, SeedableRng};
+
+    type S = SemiSorted;
+
+    /// The word holding `fingerprints` (at most four), built one insert at a time.
+    fn word_of(fingerprints: &[u32]) -> u64 {
+        fingerprints
+            .iter()
+            .fold(0, |w, &f| S::with_copy(w, Fingerprint::of(f)).expect("room for four"))
+    }
+
+    fn multiset(word: u64) -> Vec<u32> {
+        let mut entries: Vec<u32> = S::entries(word).into_iter().filter(|&e| e != 0).collect();
+        entries.sort_unstable();
+        entries
+    }
+
+    fn random_fingerprint(rng: &mut StdRng) -> u32 {
+        // Few distinct nibbles and high parts, so that ties and repeats are common.
+        let nibble = rng.random_range(0..4u32) * 5;
+        let high = [0, 1, 0x0FFF, 0x1FFF][rng.random_range(0..4)];
+        let f = high << 4 | nibble;
+        if Fingerprint::from_entry(f).is_some() {
+            f
+        } else {
+            0x1_0001
+        }
+    }
+
+    #[test]
+    fn the_code_is_a_bijection_onto_0_to_3875() {
+        let mut seen = vec![false; CODES];
+        for (code, &spread) in DECODE.iter().enumerate() {
+            if code >= CODES {
+                assert_eq!(spread, 0x000F_000F_000F_000F, "{code}");
+                continue;
+            }
+            assert_eq!(spread & !0x000F_000F_000F_000F, 0);
+            let nibbles: [u32; LANES] = core::array::from_fn(|k| (spread >> (16 * k)) as u32 & 0xF);
+            assert!(nibbles.windows(2).all(|p| p[0] <= p[1]));
+            assert_eq!(usize::from(code_of(nibbles)), code);
+            assert!(!seen[code]);
+            seen[code] = true;
+        }
+        assert!(seen.iter().all(|&s| s));
+        assert_eq!(code_of([0; LANES]), 0);
+        assert_eq!(usize::from(code_of([15; LANES])), CODES - 1);
+    }
+
+    #[test]
+    fn the_empty_word_is_zero_and_the_unused_word_is_no_bucket() {
+        assert_eq!(word_of(&[]), 0);
+        assert_eq!(S::occupied(0), 0);
+        assert!(S::has_room(0));
+        assert!(!S::has_room(UNUSED_WORD));
+        assert!(S::check(UNUSED_WORD, 0).is_err());
+        for f in (1..0x2_0000).step_by(7).filter_map(Fingerprint::from_entry) {
+            assert!(!S::contains(UNUSED_WORD, f));
+            assert_eq!(S::without_copy(UNUSED_WORD, f), None);
+        }
+    }
+
+    /// Every operation against a sorted vector, over random sequences of inserts and removes.
+    #[test]
+    #[cfg_attr(miri, ignore = "arithmetic only, too slow under Miri")]
+    fn operations_agree_with_a_multiset_model() {
+        let mut rng = StdRng::seed_from_u64(17);
+        for _ in 0..2_000 {
+            let (mut word, mut model) = (0u64, Vec::new());
+            for _ in 0..12 {
+                let f = random_fingerprint(&mut rng);
+                let fingerprint = Fingerprint::of(f);
+                if rng.random_bool(0.6) {
+                    let next = S::with_copy(word, fingerprint);
+                    assert_eq!(next.is_some(), model.len() < LANES);
+                    assert_eq!(S::has_room(word), model.len() < LANES);
+                    if let Some(next) = next {
+                        model.push(f);
+                        word = next;
+                    }
+                } else {
+                    let next = S::without_copy(word, fingerprint);
+                    let at = model.iter().position(|&m| m == f);
+                    assert_eq!(next.is_some(), at.is_some());
+                    if let (Some(next), Some(at)) = (next, at) {
+                        model.swap_remove(at);
+                        word = next;
+                    }
+                }
+                model.sort_unstable();
+                assert_eq!(multiset(word), model);
+                assert_eq!(S::occupied(word), model.len());
+                assert!(S::check(word, 0).is_ok());
+                assert_eq!(word, word_of(&model), "a word is a function of its multiset");
+                let mut by_key = model.clone();
+                by_key.resize(LANES, 0);
+                by_key.sort_unstable_by_key(|&e| sort_key(e));
+                assert_eq!(word, encode(by_key.try_into().unwrap()), "{model:x?}");
+                for probe in (0..8).map(|_| random_fingerprint(&mut rng)) {
+                    let copies = model.iter().filter(|&&m| m == probe).count();
+                    let probe = Fingerprint::of(probe);
+                    assert_eq!(S::count(word, probe), copies);
+                    assert_eq!(S::contains(word, probe), copies > 0);
+                    assert_eq!(
+                        any_match(S::pair_match_flags(word, 0, probe)),
+                        copies > 0,
+                        "{word:x} {probe:?}"
+                    );
+                    assert_eq!(any_match(S::pair_match_flags(0, word, probe)), copies > 0);
+                }
+            }
+        }
+    }
+
+    /// The example of `FORMAT.md`, "Semi-sorted words".
+    #[test]
+    fn the_format_specification_s_example_word() {
+        let word = word_of(&[0x1_0003, 0x0005, 0x00F1]);
+        assert_eq!(word, 0x0000_8001_007A_0001);
+        assert_eq!(code(word), 81);
+        assert_eq!(S::entries(word), [0, 0x00F1, 0x1_0003, 0x0005]);
+    }
+
+    #[test]
+    fn a_lookup_checks_the_nibble_of_a_matching_high_part() {
+        // Same high part, other nibbles: the high-part compare alone would match.
+        let word = word_of(&[0x1234 << 4 | 1, 0x1234 << 4 | 2, 0x1234 << 4 | 3]);
+        assert!(S::contains(word, Fingerprint::of(0x1234 << 4 | 2)));
+        assert!(!S::contains(word, Fingerprint::of(0x1234 << 4 | 4)));
+        assert_eq!(S::count(word, Fingerprint::of(0x1234 << 4 | 4)), 0);
+        // Same nibble, another high part.
+        assert!(!S::contains(word, Fingerprint::of(0x1235 << 4 | 2)));
+    }
+
+    #[test]
+    fn writes_keep_the_sort_and_the_loader_refuses_unsorted_words() {
+        let word = word_of(&[0x0005, 0x1_0003, 0x0103, 0x00F1]);
+        let keys = S::entries(word).map(sort_key);
+        assert!(keys.windows(2).all(|p| p[0] <= p[1]), "{keys:?}");
+        // Two lanes' high parts swapped: the same code, but out of order.
+        let swapped = word & !0xFFF8_0000_FFF8 | (word & 0xFFF8) << 32 | (word >> 32 & 0xFFF8);
+        assert_ne!(swapped, word);
+        assert!(matches!(S::check(swapped, 3), Err(LoadError::MalformedBucket { bucket: 3 })));
+        // A code no bucket holds.
+        assert!(S::check(0x7 | 0x7 << 16 | 0x7 << 32 | 0x7 << 48, 0).is_err());
+        // An entry whose low 16 bits are reserved: 0x1_FFFF.
+        assert!(S::check(0xFFF8_0000_0000_0000 | encode([0, 0, 0, 0xF]), 0).is_err());
+    }
+}
