@@ -2,6 +2,8 @@
 //! [`Command`] with RedisBloom's options, ranges and error texts, and [`Command::run`], which
 //! carries it out on a [`Keyspace`].
 
+use lockfree_cuckoo::Encoding;
+
 use crate::args::{parse_i64, parse_u64, Argv};
 use crate::docs::{docs, Docs};
 use crate::entry::Entry;
@@ -67,7 +69,8 @@ pub fn find(name: &[u8]) -> Option<&'static Spec> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Command<'a> {
-    /// `CF.RESERVE key capacity [BUCKETSIZE n] [MAXITERATIONS n] [EXPANSION n] [SEED n]`
+    /// `CF.RESERVE key capacity [BUCKETSIZE n] [MAXITERATIONS n] [EXPANSION n] [SEED n]
+    /// [ENCODING PLAIN|SEMISORTED]`
     Reserve {
         /// The key.
         key: &'a [u8],
@@ -209,8 +212,9 @@ pub fn parse<A: Argv + ?Sized>(args: &A) -> Option<Result<Command<'_>, Reply>> {
 }
 
 /// `CF.RESERVE`: RedisBloom looks for each option anywhere after the capacity, checks them in
-/// this order, and ignores words it does not know. `SEED` (any 64-bit unsigned integer) is this
-/// crate's, checked after RedisBloom's options: RedisBloom ignores it.
+/// this order, and ignores words it does not know. `SEED` (any 64-bit unsigned integer) and
+/// `ENCODING` (`PLAIN` or `SEMISORTED`, in any case) are this crate's, checked after
+/// RedisBloom's options: RedisBloom ignores them.
 fn reserve<A: Argv + ?Sized>(args: &A) -> Result<Command<'_>, Reply> {
     if args.len() % 2 == 0 {
         return Err(wrong_arity("cf.reserve"));
@@ -242,13 +246,30 @@ fn reserve<A: Argv + ?Sized>(args: &A) -> Result<Command<'_>, Reply> {
         None => None,
         Some(word) => Some(word.and_then(parse_u64).ok_or_else(|| unparsed("SEED"))?),
     };
+    let encoding = match word_after("ENCODING") {
+        None => None,
+        Some(word) => Some(word.and_then(parse_encoding).ok_or_else(|| unparsed("ENCODING"))?),
+    };
     // Checked again with the host's default `BUCKETSIZE` when none is given (`run`).
     let capacity = u64::try_from(capacity)
         .ok()
         .filter(|&c| reserve_capacity_fits(c, bucket_size.unwrap_or(1)));
     let capacity = capacity.ok_or(Reply::error(RESERVE_RANGE))?;
-    let options = Options { bucket_size, max_iterations, expansion, seed };
+    let options = Options { bucket_size, max_iterations, expansion, seed, encoding };
     Ok(Command::Reserve { key: args.get(1), capacity, options })
+}
+
+/// The names of `ENCODING`'s values, as [`encoding_name`] writes them.
+const ENCODINGS: [(&str, Encoding); 2] =
+    [("PLAIN", Encoding::Plain), ("SEMISORTED", Encoding::SemiSorted)];
+
+fn parse_encoding(word: &[u8]) -> Option<Encoding> {
+    ENCODINGS.iter().find(|(name, _)| word.eq_ignore_ascii_case(name.as_bytes())).map(|&(_, e)| e)
+}
+
+/// The word `CF.RESERVE ... ENCODING` takes for `encoding` (a module replicates it).
+pub fn encoding_name(encoding: Encoding) -> &'static str {
+    ENCODINGS.iter().find(|&&(_, e)| e == encoding).map_or("PLAIN", |&(name, _)| name)
 }
 
 /// RedisBloom's refusal of an insert that would take a filter past `cf-max-expansions`
@@ -484,7 +505,9 @@ fn debug(e: &Entry) -> Reply {
 
 /// `CF.INFO`: RedisBloom's eight fields. "Number of items inserted" is the items present now,
 /// as in RedisBloom (it counts down on `CF.DEL`); "Number of buckets" counts every level's;
-/// "Bucket size" is this filter's four lanes, whatever `BUCKETSIZE` asked.
+/// "Bucket size" is this filter's four lanes, whatever `BUCKETSIZE` asked. A semi-sorted filter
+/// adds a ninth, "Encoding", `semi-sorted`; a plain one answers RedisBloom's eight alone, as
+/// clients and RedisBloom's tests expect.
 fn info(e: &Entry) -> Reply {
     let fields: [(&'static str, i64); 8] = [
         ("Size", e.filter.memory_usage() as i64),
@@ -496,7 +519,11 @@ fn info(e: &Entry) -> Reply {
         ("Expansion rate", i64::from(e.settings.expansion)),
         ("Max iterations", i64::from(e.settings.max_iterations)),
     ];
-    Reply::Map(
-        fields.into_iter().map(|(name, value)| (Reply::Status(name), Reply::Int(value))).collect(),
-    )
+    let mut map: Vec<(Reply, Reply)> =
+        fields.into_iter().map(|(name, value)| (Reply::Status(name), Reply::Int(value))).collect();
+    let encoding = e.filter.encoding();
+    if encoding != Encoding::Plain {
+        map.push((Reply::Status("Encoding"), Reply::Bulk(encoding.name().into())));
+    }
+    Reply::Map(map)
 }

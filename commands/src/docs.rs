@@ -80,6 +80,7 @@ const RESERVE_ARGS: &[Arg] = &[
     option("maxiterations", "MAXITERATIONS", ArgKind::Integer),
     option("expansion", "EXPANSION", ArgKind::Integer),
     option("seed", "SEED", ArgKind::Integer),
+    option("encoding", "ENCODING", ArgKind::String),
 ];
 const LOADCHUNK_ARGS: &[Arg] = &[KEY, ITERATOR, arg("data", ArgKind::String)];
 const INSERT_ARGS: &[Arg] = &[
@@ -93,7 +94,8 @@ const INSERT_ARGS: &[Arg] = &[
 /// The docs of each command, by name (as in [`COMMANDS`](crate::COMMANDS)): RedisBloom's
 /// summaries and argument names, so that clients and RedisBloom's own tests find what they
 /// expect; the complexities are this filter's where they differ (an insert here has no random
-/// walk of `MAXITERATIONS` steps, so no `i` term), and the `SEED` option is listed.
+/// walk of `MAXITERATIONS` steps, so no `i` term), and the `SEED` and `ENCODING` options are
+/// listed.
 pub(crate) const fn docs(name: &str) -> Docs {
     let per_level = "O(k), where k is the number of sub-filters";
     let per_item = "O(n * k), where n is the number of items and k is the number of sub-filters";

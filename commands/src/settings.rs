@@ -1,6 +1,6 @@
 //! The options a filter is created with, RedisBloom's names and ranges.
 
-use lockfree_cuckoo::{BuildError, CuckooFilter};
+use lockfree_cuckoo::{BuildError, CuckooFilter, Encoding};
 
 /// `CF.RESERVE`'s options, as the client gave them (or RedisBloom's defaults).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,6 +24,10 @@ pub struct Settings {
     /// filters reserved with one seed map every item alike (a primary and its replicas, shards
     /// to merge); `None` draws a random one.
     pub seed: Option<u64>,
+    /// `ENCODING PLAIN|SEMISORTED` (this crate's option): how the buckets hold their
+    /// fingerprints ([`Encoding`]); semi-sorted buckets halve the false-positive rate in the same
+    /// memory. Default plain.
+    pub encoding: Encoding,
 }
 
 /// RedisBloom's default `BUCKETSIZE`.
@@ -82,6 +86,7 @@ impl Defaults {
             max_iterations: or(options.max_iterations, self.max_iterations),
             expansion: or(options.expansion, self.expansion),
             seed: options.seed,
+            encoding: or(options.encoding, Encoding::Plain),
         }
     }
 }
@@ -98,12 +103,19 @@ pub struct Options {
     pub expansion: Option<u16>,
     /// `SEED`.
     pub seed: Option<u64>,
+    /// `ENCODING`.
+    pub encoding: Option<Encoding>,
 }
 
 impl Options {
     /// No option given.
-    pub const NONE: Self =
-        Self { bucket_size: None, max_iterations: None, expansion: None, seed: None };
+    pub const NONE: Self = Self {
+        bucket_size: None,
+        max_iterations: None,
+        expansion: None,
+        seed: None,
+        encoding: None,
+    };
 }
 
 impl Settings {
@@ -124,7 +136,10 @@ impl Settings {
     /// that could not be allocated.
     pub fn build(&self, max_memory: usize, huge_pages: bool) -> Result<CuckooFilter, BuildError> {
         let capacity = usize::try_from(self.capacity).unwrap_or(usize::MAX);
-        let mut builder = CuckooFilter::builder().capacity(capacity).huge_pages(huge_pages);
+        let mut builder = CuckooFilter::builder()
+            .capacity(capacity)
+            .huge_pages(huge_pages)
+            .encoding(self.encoding);
         if let Some(seed) = self.seed {
             builder = builder.seed(seed);
         }
@@ -143,10 +158,12 @@ impl Settings {
     }
 
     /// The settings a filter loaded from a snapshot is reported with: its capacity, its seed,
-    /// and `EXPANSION` 1 when it can grow (a snapshot keeps the filter, not its options).
+    /// its encoding, and `EXPANSION` 1 when it can grow (a snapshot keeps the filter, not its
+    /// options).
     pub fn of_loaded(filter: &CuckooFilter) -> Self {
         let mut settings = Self::with_capacity(filter.capacity() as u64);
         settings.seed = filter.hasher().seed();
+        settings.encoding = filter.encoding();
         if !filter.is_growable() {
             settings.expansion = 0;
         }

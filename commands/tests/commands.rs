@@ -4,6 +4,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
+use lockfree_cuckoo::Encoding;
 use lockfree_cuckoo_commands::{
     parse, Entry, KeyError, Keyspace, Loaded, Loads, Protocol, Reply, Settings, COMMANDS,
 };
@@ -484,6 +485,55 @@ fn reserve_seed_keys_the_filter() {
     }
     let keys = m.keys.borrow();
     assert_eq!(keys[&b"a"[..]].filter.to_bytes(), keys[&b"a2"[..]].filter.to_bytes());
+}
+
+#[test]
+fn reserve_encoding_builds_semi_sorted_filters_and_info_says_so() {
+    let m = Map::new();
+    for (line, want) in [
+        (
+            "CF.RESERVE f 100 ENCODING",
+            "-ERR wrong number of arguments for 'cf.reserve' command\r\n",
+        ),
+        ("CF.RESERVE f 100 ENCODING sorted", "-Couldn't parse ENCODING\r\n"),
+        ("CF.RESERVE f 100 ENCODING 17", "-Couldn't parse ENCODING\r\n"),
+        // RedisBloom's options are checked first.
+        (
+            "CF.RESERVE f 100 ENCODING x BUCKETSIZE 0",
+            "-BUCKETSIZE: value must be in the range [1, 255]\r\n",
+        ),
+    ] {
+        assert_eq!(resp2(&m, line), want, "{line}");
+    }
+    assert!(m.keys.borrow().is_empty(), "a refused CF.RESERVE created its key");
+    let encoding = |m: &Map, key: &[u8]| m.keys.borrow()[key].filter.encoding();
+    assert_eq!(resp2(&m, "CF.RESERVE s 1000 ENCODING SEMISORTED"), "+OK\r\n");
+    assert_eq!(resp2(&m, "CF.RESERVE t 1000 encoding semisorted EXPANSION 0"), "+OK\r\n");
+    assert_eq!(resp2(&m, "CF.RESERVE p 1000 ENCODING PLAIN"), "+OK\r\n");
+    assert_eq!(resp2(&m, "CF.ADD a x"), ":1\r\n");
+    assert_eq!(encoding(&m, b"s"), Encoding::SemiSorted);
+    assert_eq!(encoding(&m, b"t"), Encoding::SemiSorted);
+    assert_eq!((encoding(&m, b"p"), encoding(&m, b"a")), (Encoding::Plain, Encoding::Plain));
+    assert!(!m.keys.borrow()[&b"t"[..]].filter.is_growable());
+    assert_eq!(m.keys.borrow()[&b"s"[..]].settings.encoding, Encoding::SemiSorted);
+
+    for i in 0..100 {
+        assert_eq!(resp2(&m, &format!("CF.ADD s item{i}")), ":1\r\n");
+    }
+    assert_eq!(resp2(&m, "CF.EXISTS s item7"), ":1\r\n");
+    assert_eq!(resp2(&m, "CF.DEL s item7"), ":1\r\n");
+    assert_eq!(resp2(&m, "CF.EXISTS s item7"), ":0\r\n");
+    // CF.INFO: RedisBloom's eight fields, and a ninth for a semi-sorted filter.
+    let info = resp3(&m, "CF.INFO s");
+    assert!(info.starts_with("%9\r\n"), "{info}");
+    assert!(info.ends_with("+Encoding\r\n$11\r\nsemi-sorted\r\n"), "{info}");
+    assert!(resp2(&m, "CF.INFO s").starts_with("*18\r\n"));
+    assert!(resp3(&m, "CF.INFO p").starts_with("%8\r\n"));
+    assert!(!resp2(&m, "CF.INFO p").contains("Encoding"));
+    // A dump loads back as a semi-sorted filter.
+    let dumped = m.keys.borrow()[&b"s"[..]].filter.to_bytes();
+    let loaded = lockfree_cuckoo::CuckooFilter::from_bytes(&dumped).unwrap();
+    assert_eq!(Settings::of_loaded(&loaded).encoding, Encoding::SemiSorted);
 }
 
 /// Every command's docs name its key first and agree with its arity: the words its required

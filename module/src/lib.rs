@@ -164,6 +164,8 @@ fn replicate_created(
         settings.expansion.to_string(),
         "SEED".into(),
         seed.to_string(),
+        "ENCODING".into(),
+        lockfree_cuckoo_commands::encoding_name(settings.encoding).into(),
     ];
     let reserve: Vec<&[u8]> =
         std::iter::once(key).chain(words.iter().map(String::as_bytes)).collect();

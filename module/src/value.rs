@@ -13,7 +13,7 @@ use std::os::raw::{c_char, c_int, c_longlong, c_void};
 use std::ptr::null_mut;
 use std::sync::Mutex;
 
-use lockfree_cuckoo::CuckooFilter;
+use lockfree_cuckoo::{CuckooFilter, Encoding};
 use lockfree_cuckoo_commands::{Entry, Settings, CHUNK_BYTES};
 use valkey_module::digest::Digest;
 use valkey_module::native_types::ValkeyType;
@@ -141,8 +141,9 @@ fn load(rdb: *mut raw::RedisModuleIO) -> Option<Entry> {
         bucket_size: u8::try_from(bucket_size).ok().filter(|&b| b >= 1)?,
         max_iterations: u16::try_from(max_iterations).ok().filter(|&m| m >= 1)?,
         expansion: u16::try_from(expansion).ok()?,
-        // The seed is the snapshot's, below.
+        // The seed and the encoding are the snapshot's, below.
         seed: None,
+        encoding: Encoding::Plain,
     };
     let len = usize::try_from(raw::load_unsigned(rdb).ok()?).ok()?;
     // Grown as the chunks arrive, so a forged length costs nothing it does not carry.
@@ -158,6 +159,7 @@ fn load(rdb: *mut raw::RedisModuleIO) -> Option<Entry> {
     // Every table on the engine's allocator, as for a new filter.
     let filter = CuckooFilter::builder().huge_pages(false).load(&snapshot).ok()?;
     settings.seed = filter.hasher().seed();
+    settings.encoding = filter.encoding();
     Some(Entry::with_filter(filter, settings, deletes))
 }
 

@@ -267,6 +267,7 @@ pub fn load(store: &Store, path: &Path) -> Result<usize, PersistError> {
             bucket_size: bucket_size.try_into().unwrap_or(u8::MAX),
             expansion: expansion.unwrap_or(u16::from(filter.is_growable())),
             seed: filter.hasher().seed(),
+            encoding: filter.encoding(),
         };
         loaded.push((name, Entry::with_filter(filter, settings, deletes), growth));
     }
@@ -322,9 +323,16 @@ impl<R: Read> Read for Checksummed<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lockfree_cuckoo::Encoding;
 
-    const SETTINGS: Settings =
-        Settings { capacity: 1000, max_iterations: 7, bucket_size: 3, expansion: 0, seed: None };
+    const SETTINGS: Settings = Settings {
+        capacity: 1000,
+        max_iterations: 7,
+        bucket_size: 3,
+        expansion: 0,
+        seed: None,
+        encoding: Encoding::SemiSorted,
+    };
 
     fn store_with_two() -> Store {
         let store = Store::new(1 << 30, 1024);

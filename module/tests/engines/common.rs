@@ -272,6 +272,16 @@ pub fn create_mix(c: &mut redis::Connection, prefix: &str) -> usize {
         &format!("CF.RESERVE {prefix}reserve-tuned 5000 BUCKETSIZE 4 MAXITERATIONS 7 EXPANSION 0"),
     );
     run(c, &format!("CF.RESERVE {prefix}reserve-seeded 1000 SEED 42"));
+    // A semi-sorted filter, grown through levels, with removes.
+    run(c, &format!("CF.RESERVE {prefix}semi-sorted 500 ENCODING SEMISORTED"));
+    for batch in 0..6 {
+        let items: Vec<String> = (0..500).map(|i| format!("s{}", batch * 500 + i)).collect();
+        run(c, &format!("CF.INSERT {prefix}semi-sorted ITEMS {}", items.join(" ")));
+    }
+    for i in 0..100 {
+        run(c, &format!("CF.DEL {prefix}semi-sorted s{i}"));
+    }
+    assert!(cf_info(c, &format!("{prefix}semi-sorted"), "Number of filters") > 1);
     let taken = format!("{prefix}reserve");
     assert!(call(c, &[b"CF.RESERVE", taken.as_bytes(), b"100"]).is_err());
     // A filter CF.ADD made, grown through levels, with removes.
@@ -297,5 +307,5 @@ pub fn create_mix(c: &mut redis::Connection, prefix: &str) -> usize {
         .arg(format!("{prefix}script-add2"))
         .query(c)
         .unwrap();
-    33
+    34
 }

@@ -171,6 +171,15 @@ fn replicas_get_the_key_of_every_filter_a_command_creates() {
         assert_eq!(dataset_digest(&mut r), dataset_digest(&mut p), "{engine:?}: DEBUG DIGEST");
         // The same key maps the same items alike: the snapshots are the same bytes.
         assert_eq!(dump(&mut r, "grows"), dump(&mut p, "grows"), "{engine:?}");
+        // A semi-sorted filter is one on the replica too.
+        assert_eq!(dump(&mut r, "semi-sorted"), dump(&mut p, "semi-sorted"), "{engine:?}");
+        let info = run(&mut r, "CF.INFO semi-sorted");
+        let Value::Array(fields) = info else { panic!("{engine:?}: CF.INFO {info:?}") };
+        assert_eq!(
+            fields[fields.len() - 2..],
+            [Value::SimpleString("Encoding".into()), Value::BulkString(b"semi-sorted".to_vec())],
+            "{engine:?}"
+        );
     }
 }
 
