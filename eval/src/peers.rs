@@ -19,7 +19,7 @@ use std::sync::RwLock;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::ValueEnum;
-use lockfree_cuckoo::CuckooFilter;
+use lockfree_cuckoo::{CuckooFilter, Encoding};
 
 use crate::floor::{CasFloor, Floor};
 use crate::keys::{key, PRESENT};
@@ -32,6 +32,8 @@ pub enum Peer {
     Ours,
     /// Ours through its batch calls (contains_batch, insert_batch)
     OursBatch,
+    /// Ours with semi-sorted buckets (17-bit fingerprints in the same memory)
+    OursSemiSorted,
     /// The two-read floor (4 KiB pages)
     Floor,
     /// The two-read floor, batched
@@ -47,6 +49,10 @@ pub enum Peer {
     Acf,
     /// fastbloom's AtomicBloomFilter, sized for our false-positive rate
     Fastbloom,
+    /// sbbf-rs-safe's split block (blocked) Bloom filter, sized for our false-positive rate
+    Sbbf,
+    /// qfilter's rank-select quotient filter, sized for our false-positive rate
+    Qfilter,
     /// scalable_cuckoo_filter, sized for our false-positive rate
     Scalable,
     /// dashmap's DashSet<u64>, an exact set
@@ -64,7 +70,8 @@ pub struct Ops {
 const ALL: Ops = Ops { insert: true, contains: true, remove: true };
 
 /// What a peer is built for: `items` of capacity (the item count a Bloom filter expects), and
-/// the false-positive rate that the peers sized by a rate (Bloom, scalable) are built for.
+/// the false-positive rate that the peers sized by a rate (Bloom, quotient, scalable) are built
+/// for.
 #[derive(Clone, Copy, Debug)]
 pub struct Sizing {
     pub items: usize,
@@ -112,6 +119,7 @@ impl Peer {
         match self {
             Self::Ours => "lockfree-cuckoo",
             Self::OursBatch => "lockfree-cuckoo batch",
+            Self::OursSemiSorted => "lockfree-cuckoo semi-sorted",
             Self::Floor => "two-read floor",
             Self::FloorBatch => "two-read floor batch",
             Self::CasFloor => "one-CAS floor",
@@ -119,6 +127,8 @@ impl Peer {
             Self::Cf => "cuckoofilter",
             Self::Acf => "atomic-cuckoo-filter",
             Self::Fastbloom => "fastbloom (atomic)",
+            Self::Sbbf => "sbbf-rs-safe",
+            Self::Qfilter => "qfilter",
             Self::Scalable => "scalable_cuckoo_filter",
             Self::Dashset => "DashSet<u64>",
         }
@@ -159,7 +169,7 @@ impl Peer {
     pub fn ops(self) -> Ops {
         match self.base() {
             Self::Floor => Ops { insert: false, contains: true, remove: false },
-            Self::Fastbloom => Ops { remove: false, ..ALL },
+            Self::Fastbloom | Self::Sbbf => Ops { remove: false, ..ALL },
             _ => ALL,
         }
     }
@@ -200,12 +210,15 @@ impl Peer {
         let words = || CuckooFilter::with_capacity(items).bucket_count();
         match self.base() {
             Self::Ours => visit.shared(self, || Ours::new(items)),
+            Self::OursSemiSorted => visit.shared(self, || Ours::semi_sorted(items)),
             Self::Floor => visit.shared(self, || Floor::new(words())),
             Self::CasFloor => visit.shared(self, || CasFloor::new(words())),
             Self::CfAhash => visit.lockable(self, || CfAhash::new(items)),
             Self::Cf => visit.lockable(self, || CfSip::new(items)),
             Self::Acf => visit.shared(self, || Acf::new(items)),
             Self::Fastbloom => visit.shared(self, || Bloom::new(items, fp)),
+            Self::Sbbf => visit.lockable(self, || Sbbf::new(items, fp)),
+            Self::Qfilter => visit.lockable(self, || Quotient::new(items, fp)),
             Self::Scalable => visit.local(self, || Scalable::new(items, fp)),
             Self::Dashset => visit.shared(self, || Dash::new(items)),
             Self::OursBatch | Self::FloorBatch => unreachable!("base() is never batched"),
@@ -299,6 +312,11 @@ pub struct Ours(pub CuckooFilter);
 impl Ours {
     pub fn new(capacity: usize) -> Self {
         Self(CuckooFilter::with_capacity(capacity))
+    }
+
+    /// With semi-sorted buckets.
+    pub fn semi_sorted(capacity: usize) -> Self {
+        Self(CuckooFilter::builder().capacity(capacity).encoding(Encoding::SemiSorted).build())
     }
 }
 
@@ -572,6 +590,107 @@ impl Shared for Bloom {
     }
     fn remove(&self, _key: u64) -> bool {
         false
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// sbbf-rs-safe 0.3 (single-threaded, no remove, takes hashes)
+
+/// `sbbf_rs_safe::Filter`, the split block Bloom filter of the Parquet spec: a key sets one bit
+/// in each of the eight 32-bit words of one 32-byte block. Sized for `items` at rate `fp` by the
+/// spec's formula, which assumes every block holds the mean load, so the measured rate is
+/// higher. The crate takes hashes: keys are hashed as the spec does, xxh64 with seed 0.
+pub struct Sbbf {
+    pub inner: sbbf_rs_safe::Filter,
+    /// The item count it was sized for.
+    pub items: usize,
+}
+
+impl Sbbf {
+    pub fn new(items: usize, fp: f64) -> Self {
+        let bits = -8.0 * items as f64 / (1.0 - fp.powf(1.0 / 8.0)).ln();
+        // Its constructor takes bits a key and keys: one bit for each of `bits` keys.
+        Self { inner: sbbf_rs_safe::Filter::new(1, bits.ceil() as usize), items }
+    }
+
+    #[inline]
+    fn hash(key: u64) -> u64 {
+        xxhash_rust::xxh64::xxh64(&key.to_le_bytes(), 0)
+    }
+}
+
+impl Filter for Sbbf {
+    #[inline]
+    fn contains(&self, key: u64) -> bool {
+        self.inner.contains_hash(Self::hash(key))
+    }
+    fn bytes(&self) -> usize {
+        self.table_bytes() + std::mem::size_of_val(&self.inner)
+    }
+    fn table_bytes(&self) -> usize {
+        self.inner.as_bytes().len()
+    }
+    fn slots(&self) -> u64 {
+        self.items as u64
+    }
+}
+
+impl Local for Sbbf {
+    #[inline]
+    fn insert(&mut self, key: u64) -> bool {
+        // `insert_hash` reports whether the key was (probably) present already; a Bloom filter
+        // never refuses.
+        self.inner.insert_hash(Self::hash(key));
+        true
+    }
+    fn remove(&mut self, _key: u64) -> bool {
+        false
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// qfilter 0.3 (single-threaded, fixed size, refuses at 95% of its slots)
+
+/// `qfilter::Filter::new(items, fp)` with its default hasher (foldhash with a fixed seed): a
+/// rank-select quotient filter of a power of two of slots, the fewest that hold `items` at 95%
+/// occupancy, its limit; remainders of `ceil(log2(1/fp))` bits. It does not grow: inserts past
+/// the limit are refused.
+pub struct Quotient(pub qfilter::Filter);
+
+impl Quotient {
+    pub fn new(items: usize, fp: f64) -> Self {
+        Self(qfilter::Filter::new(items as u64, fp).expect("a quotient filter of that size"))
+    }
+}
+
+impl Filter for Quotient {
+    #[inline]
+    fn contains(&self, key: u64) -> bool {
+        self.0.contains(key)
+    }
+    fn bytes(&self) -> usize {
+        self.table_bytes() + std::mem::size_of_val(&self.0)
+    }
+    /// Its buffer: remainders and 2.125 bits a slot of metadata.
+    fn table_bytes(&self) -> usize {
+        self.0.memory_usage()
+    }
+    /// Its slots: `capacity()` is 95% of them, a power of two.
+    fn slots(&self) -> u64 {
+        self.0.capacity().next_power_of_two()
+    }
+}
+
+impl Local for Quotient {
+    /// Stores the remainder even when an equal one is there, as a cuckoo filter stores equal
+    /// fingerprints, so every inserted key can be removed.
+    #[inline]
+    fn insert(&mut self, key: u64) -> bool {
+        self.0.insert_duplicated(key).is_ok()
+    }
+    #[inline]
+    fn remove(&mut self, key: u64) -> bool {
+        self.0.remove(key)
     }
 }
 

@@ -16,9 +16,9 @@
 //! measured for every peer that inserts and removes one key at a time (`ours`, `cf-ahash`,
 //! `acf`); their baseline is the same run with `--baseline`.
 //!
-//! Peers (`--peer`): `ours`, `ours-batch`, `floor`, `floor-batch`, `cf-ahash`, `acf`. The filter
-//! holds `--items` keys (default 58,000, cache-resident; 30,000,000 and up for DRAM); the queries
-//! are half present, half absent.
+//! Peers (`--peer`): `ours`, `ours-batch`, `ours-semi-sorted`, `floor`, `floor-batch`,
+//! `cf-ahash`, `acf`. The filter holds `--items` keys (default 58,000, cache-resident; 30,000,000
+//! and up for DRAM); the queries are half present, half absent.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -58,8 +58,15 @@ enum Operation {
 }
 
 /// The peers this tool measures; the batched ones look up through `contains_batch`.
-const PEERS: &[Peer] =
-    &[Peer::Ours, Peer::OursBatch, Peer::Floor, Peer::FloorBatch, Peer::CfAhash, Peer::Acf];
+const PEERS: &[Peer] = &[
+    Peer::Ours,
+    Peer::OursBatch,
+    Peer::OursSemiSorted,
+    Peer::Floor,
+    Peer::FloorBatch,
+    Peer::CfAhash,
+    Peer::Acf,
+];
 
 fn positive(text: &str) -> Result<usize, String> {
     match number(text)? {

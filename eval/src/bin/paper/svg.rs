@@ -127,9 +127,12 @@ pub(crate) fn draw_all(dir: &Path) -> io::Result<usize> {
 fn color(legend: &str) -> RGBColor {
     match Peer::by_legend(legend) {
         Some(Peer::Ours) => RGBColor(0xd6, 0x27, 0x28),
+        Some(Peer::OursSemiSorted) => RGBColor(0x7f, 0x7f, 0x7f),
         Some(Peer::Cf) => RGBColor(0x1f, 0x77, 0xb4),
         Some(Peer::Acf) => RGBColor(0x2c, 0xa0, 0x2c),
         Some(Peer::Fastbloom) => RGBColor(0x94, 0x67, 0xbd),
+        Some(Peer::Sbbf) => RGBColor(0xe3, 0x77, 0xc2),
+        Some(Peer::Qfilter) => RGBColor(0x8c, 0x56, 0x4b),
         _ => RGBColor(0xff, 0x7f, 0x0e),
     }
 }
