@@ -61,14 +61,14 @@ mutate_semi() { mutate_in "$semi" "$@"; }
 add_take_quietly() {
     cat >>"$table" <<'RUST'
 
-impl Table {
+impl<E: BucketEncoding> Table<E> {
     fn take_quietly(&self, index: usize, fingerprint: Fingerprint) -> bool {
         let word = &self.buckets[index];
         let mut current = crate::sync::load_for_update(word, Ordering::Acquire);
-        while let Some(lane) = bucket::find(current, fingerprint) {
+        while let Some(next) = E::without_copy(current, fingerprint) {
             match word.compare_exchange_weak(
                 current,
-                bucket::without_lane(current, lane),
+                next,
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
@@ -134,8 +134,7 @@ announcement_relaxed() {
         "fetch_add(ANNOUNCEMENT, Ordering::Relaxed)"
 }
 removal_cas_relaxed() {
-    mutate take 1 "Ordering::Release," "Ordering::Relaxed,"
-    mutate take 1 "                Ordering::Acquire," "                Ordering::Relaxed,"
+    mutate take 1 "next, Ordering::Release, Ordering::Acquire)" "next, Ordering::Relaxed, Ordering::Relaxed)"
 }
 reader_bucket_loads_relaxed() {
     mutate first_read_at 2 "}.load(Ordering::Acquire)" "}.load(Ordering::Relaxed)"
