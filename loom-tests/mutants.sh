@@ -34,15 +34,17 @@ cp "$pending" "$scratch/pending.orig"
 cp "$semi" "$scratch/semi.orig"
 
 # mutate_in FILE FUNCTION COUNT OLD NEW: within the body of `fn FUNCTION(` in FILE (up to its
-# closing brace at method indent), replaces the literal OLD, which must occur exactly COUNT times
-# there; otherwise aborts the whole script.
+# closing brace at the indent of its `fn` line), replaces the literal OLD, which must occur
+# exactly COUNT times there; otherwise aborts the whole script.
 mutate_in() {
     FN="fn $2(" COUNT="$3" OLD="$4" NEW="$5" perl -0777 -i -pe '
         my ($fn, $old) = ($ENV{FN}, $ENV{OLD});
         my $at = index($_, $fn);
         die "mutants.sh: no single `$fn` in $ARGV\n"
             if $at < 0 || index($_, $fn, $at + 1) >= 0;
-        my $len = index($_, "\n    }\n", $at) - $at;
+        my $line = rindex($_, "\n", $at) + 1;
+        my ($indent) = substr($_, $line, $at - $line) =~ /^( *)/;
+        my $len = index($_, "\n$indent}\n", $at) - $at;
         my $body = substr($_, $at, $len);
         my $n = () = $body =~ /\Q$old\E/g;
         die "mutants.sh: `$fn` holds $n, not $ENV{COUNT}, of:\n$old\n" if $n != $ENV{COUNT};
@@ -137,7 +139,7 @@ removal_cas_relaxed() {
     mutate take 1 "next, Ordering::Release, Ordering::Acquire)" "next, Ordering::Relaxed, Ordering::Relaxed)"
 }
 reader_bucket_loads_relaxed() {
-    mutate first_read_at 2 "}.load(Ordering::Acquire)" "}.load(Ordering::Relaxed)"
+    mutate first_words_at 2 "}.load(Ordering::Acquire)" "}.load(Ordering::Relaxed)"
     mutate holds 1 "load(Ordering::Acquire)" "load(Ordering::Relaxed)"
 }
 surplus_unvalidated() {
@@ -248,19 +250,23 @@ sweep_reads_then_clears() {
         entry.store(0, Ordering::Release);
         (key != 0).then_some(key)"
 }
-# The semi-sorted encoding (src/bucket/semi_sorted.rs). A write whose code ranks the third
-# nibble one place too low, so the word names other nibbles than it holds.
+# The semi-sorted encoding (src/bucket/semi_sorted.rs). A write whose code names the third
+# nibble one less than it is, so the word names other nibbles than it holds.
 semi_wrong_code() {
-    mutate_semi assemble 1 "BINOMIAL[nibble(2) + 2][3]" "BINOMIAL[nibble(2) + 1][3]"
+    mutate_semi assemble 1 "nibble(2), nibble(3)]" "nibble(2).wrapping_sub(1), nibble(3)]"
 }
 # A lookup that trusts a matching high part without checking the lane's nibble.
 semi_skips_nibble_check() {
-    mutate_semi exact_matches 1 "| nibble_lanes(word) ^ nibble_probe" "| 0 & nibble_probe"
+    mutate_semi differences 1 "| nibble_lanes(probed) ^ nibble_probe" "| 0 & nibble_probe"
 }
 # A write that puts the new fingerprint in the free lane without sorting it among the others.
 semi_unsorted_write() {
-    mutate_semi with_copy 1 "let at = (sorts_below(highs, nibbles, fingerprint) >> LANE_BITS).count_ones();" \
-        "let at = 0;"
+    mutate_semi with_new_entry 1 \
+        "let at = flagged_lanes(sorts_below(highs, nibbles, fingerprint) >> LANE_BITS);" "let at = 0;"
+}
+# A semi-sorted lookup that answers its first read's miss without validating it.
+semi_lookup_unvalidated() {
+    mutate contains_in_two_steps_at 1 "if read.changes != 0 {" "if false {"
 }
 mutants=(
     "remove_unannounced|remove and surplus removal without their announcement"
@@ -295,9 +301,10 @@ mutants=(
     "claim_relaxed|pending removal claimed Relaxed"
     "sweep_reads_then_clears|sweep reads a pending removal and clears it later"
     "overflow_publication_relaxed|overflow block of pending removals published Relaxed"
-    "semi_wrong_code|semi-sorted: a write's code ranks a nibble wrongly|semi-sorted"
+    "semi_wrong_code|semi-sorted: a write's code names a nibble wrongly|semi-sorted"
     "semi_skips_nibble_check|semi-sorted: a lookup skips the nibble check|semi-sorted"
     "semi_unsorted_write|semi-sorted: a write leaves the word unsorted|semi-sorted"
+    "semi_lookup_unvalidated|semi-sorted: a lookup answers a miss unvalidated|semi-sorted"
 )
 
 # run_suite LOG [ENCODING]: runs the suite in the scratch copy, on plain buckets or ENCODING's;

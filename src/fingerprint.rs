@@ -28,12 +28,10 @@ impl Fingerprint {
     /// 17-bit fingerprint's low 16 bits are the 16-bit one's.
     #[inline(always)]
     pub(crate) const fn of_mixed(mixed: u64, bits: u32) -> Self {
-        let low = mixed as u16;
         // Both excluded values are fixed by flipping the lowest bit, and `low + 1 < 2` tests for
         // both at once: four instructions, no branch.
-        let low = low ^ (low.wrapping_add(1) < 2) as u16;
-        let wide = (mixed & ((1 << bits) - 1) & !0xFFFF) as u32;
-        Self(wide | low as u32)
+        let flip = ((mixed as u16).wrapping_add(1) < 2) as u32;
+        Self((mixed as u32 & ((1 << bits) - 1)) ^ flip)
     }
 
     /// The fingerprint a place holds, or `None` for an empty place or a value no fingerprint

@@ -55,6 +55,14 @@ const fn nonzero_lanes(word: u64) -> u64 {
     (((word & LOW_15) + LOW_15) | word) & HIGH_BITS
 }
 
+/// How many lanes `flags` flags, given flags in the lanes' high bits alone: a population count
+/// by one multiply, which sums the flags into the top lane, where builds for CPUs without
+/// assuming a `popcnt` instruction count bit by bit.
+#[inline(always)]
+pub(super) const fn flagged_lanes(flags: u64) -> u32 {
+    ((flags >> (LANE_BITS - 1)).wrapping_mul(LOW_BITS) >> (3 * LANE_BITS)) as u32
+}
+
 /// How a bucket's fingerprints are laid out in its word, chosen when a filter is built
 /// ([`Builder::encoding`](crate::Builder::encoding)) and kept for its life, its snapshots
 /// included.
@@ -147,11 +155,32 @@ pub(crate) trait BucketEncoding:
     /// of several words, or'ed, tell whether any of them holds it.
     fn match_flags(word: u64, fingerprint: Fingerprint) -> u64;
 
-    /// [`match_flags`](Self::match_flags) of both of an item's buckets, or'ed: a lookup's one
-    /// test (an encoding may share work between the two words).
+    /// Flags, to be tested by [`any_match`], of the copies of `fingerprint` in both of an item's
+    /// buckets: [`match_flags`](Self::match_flags) of both, or'ed, unless the encoding shares
+    /// work between the two words (then only whether any is set is exact).
     #[inline(always)]
     fn pair_match_flags(first: u64, second: u64, fingerprint: Fingerprint) -> u64 {
         Self::match_flags(first, fingerprint) | Self::match_flags(second, fingerprint)
+    }
+
+    /// Whether a lookup tests in two steps: [`pair_candidates`](Self::pair_candidates), a cheap
+    /// test that no copy of the fingerprint is in either word, then, only when it cannot tell,
+    /// [`pair_holds`](Self::pair_holds). When `false`, a lookup makes the one test of
+    /// [`pair_match_flags`](Self::pair_match_flags).
+    const TWO_STEP_LOOKUP: bool = false;
+
+    /// Flags, tested by [`any_match`], that are zero when neither word holds `fingerprint`; when
+    /// not zero, either may hold it ([`pair_holds`](Self::pair_holds) tells).
+    #[inline(always)]
+    fn pair_candidates(first: u64, second: u64, fingerprint: Fingerprint) -> u64 {
+        Self::pair_match_flags(first, second, fingerprint)
+    }
+
+    /// Whether either word holds `fingerprint`: a lookup's second step, after
+    /// [`pair_candidates`](Self::pair_candidates) found candidates.
+    #[inline(always)]
+    fn pair_holds(first: u64, second: u64, fingerprint: Fingerprint) -> bool {
+        any_match(Self::pair_match_flags(first, second, fingerprint))
     }
 
     /// Whether `word` holds a copy of `fingerprint`.

@@ -21,11 +21,14 @@
 //! The code of nibbles `n0 <= n1 <= n2 <= n3` is their rank in the combinatorial number system:
 //! with `c_k = n_k + k`, strictly increasing in `0..19`, it is `C(c0, 1) + C(c1, 2) + C(c2, 3) +
 //! C(c3, 4)`, computed with a 95-entry table of binomials. The code of an empty bucket is 0, so
-//! the empty word is 0. Decoding reads an 8 KiB table, indexed by all 4,096 12-bit values: the
+//! the empty word is 0. Decoding reads a 32 KiB table, indexed by all 4,096 12-bit values: the
 //! 220 values no bucket holds decode to nibbles of 15, which with the all-ones high parts of
 //! [`UNUSED_WORD`](super::UNUSED_WORD) make the entry 0x1FFFF, no fingerprint.
 
-use super::{nonzero_lanes, BucketEncoding, Encoding, HIGH_BITS, LANES, LANE_BITS, LOW_BITS};
+use super::{
+    any_match, flagged_lanes, nonzero_lanes, BucketEncoding, Encoding, HIGH_BITS, LANES, LANE_BITS,
+    LOW_BITS,
+};
 use crate::error::LoadError;
 use crate::fingerprint::Fingerprint;
 
@@ -46,34 +49,47 @@ const CODE_PIECE_BITS: u32 = 3;
 /// The high-part bits of every lane.
 const HIGH_PARTS: u64 = 0xFFF8_FFF8_FFF8_FFF8;
 
-/// `BINOMIAL[n][k]` = C(n, k), for the code's ranks.
-const BINOMIAL: [[u16; LANES + 1]; 19] = {
-    let mut table = [[0; LANES + 1]; 19];
+/// `RANK[k][n]` = C(n + k, k + 1): what nibble `n` in sorted place `k` adds to the code (the
+/// combinatorial number system with `c_k = n + k`).
+const RANK: [[u16; 1 << NIBBLE_BITS]; LANES] = {
+    // Pascal's triangle, C(n, k) for n < 19 and k <= 4.
+    let mut binomial = [[0u16; LANES + 1]; 19];
     let mut n = 0;
     while n < 19 {
-        table[n][0] = 1;
+        binomial[n][0] = 1;
         let mut k = 1;
         while k <= LANES && k <= n {
-            table[n][k] = table[n - 1][k - 1] + table[n - 1][k];
+            binomial[n][k] = binomial[n - 1][k - 1] + binomial[n - 1][k];
             k += 1;
         }
         n += 1;
     }
-    table
+    let mut rank = [[0; 1 << NIBBLE_BITS]; LANES];
+    let mut k = 0;
+    while k < LANES {
+        let mut n = 0;
+        while n <= NIBBLE as usize {
+            rank[k][n] = binomial[n + k][k + 1];
+            n += 1;
+        }
+        k += 1;
+    }
+    rank
 };
 
-/// The code of sorted nibbles.
-#[inline]
+/// The code of sorted nibbles (each below 16).
+#[inline(always)]
 const fn code_of(nibbles: [u32; LANES]) -> u16 {
-    BINOMIAL[nibbles[0] as usize][1]
-        + BINOMIAL[nibbles[1] as usize + 1][2]
-        + BINOMIAL[nibbles[2] as usize + 2][3]
-        + BINOMIAL[nibbles[3] as usize + 3][4]
+    RANK[0][nibbles[0] as usize & NIBBLE as usize]
+        + RANK[1][nibbles[1] as usize & NIBBLE as usize]
+        + RANK[2][nibbles[2] as usize & NIBBLE as usize]
+        + RANK[3][nibbles[3] as usize & NIBBLE as usize]
 }
 
 /// The sorted nibbles of each code, the `k`-th in the low bits of lane `k`, as lookups compare
 /// them and writes move them; 15 in every lane for the values that are no code. 32 KiB: packed
-/// nibbles would take 8, and nine instructions a word to spread.
+/// nibbles would take 8, and six instructions a word to spread (measured: present items'
+/// lookups 10% slower).
 static DECODE: [u64; 1 << (LANES as u32 * CODE_PIECE_BITS)] = {
     let mut table = [0x000F_000F_000F_000F; 1 << (LANES as u32 * CODE_PIECE_BITS)];
     let mut a = 0;
@@ -98,13 +114,14 @@ static DECODE: [u64; 1 << (LANES as u32 * CODE_PIECE_BITS)] = {
 };
 
 /// The code a word's lanes hold, gathered from its four pieces by one multiply: piece `k`, at
-/// bit `16k`, is shifted by `48 - 13k` to bit `48 + 3k`; every other product of a piece and a
+/// bit `16k`, is shifted by `52 - 13k` to bit `52 + 3k`; every other product of a piece and a
 /// shift lands below bit 48 (on bits no other product takes, so nothing carries) or above 63.
+/// The code is then the top 12 bits, below 4,096 with no mask.
 #[inline(always)]
 const fn code(word: u64) -> usize {
     const PIECES: u64 = 0x0007_0007_0007_0007;
-    const GATHER: u64 = 1 << 48 | 1 << 35 | 1 << 22 | 1 << 9;
-    ((word & PIECES).wrapping_mul(GATHER) >> 48) as usize & 0xFFF
+    const GATHER: u64 = 1 << 52 | 1 << 39 | 1 << 26 | 1 << 13;
+    ((word & PIECES).wrapping_mul(GATHER) >> 52) as usize
 }
 
 /// The word's nibbles, each in the low bits of its lane.
@@ -113,33 +130,73 @@ fn nibble_lanes(word: u64) -> u64 {
     DECODE[code(word)]
 }
 
-/// Flags of the lanes whose high part is `fingerprint`'s: the has-zero-lane test, whose borrows
-/// can flag lanes above a matching one, so only whether any is set is exact.
+/// Flags of the lanes whose high part is `fingerprint`'s. In `word ^ high_probe`, those lanes
+/// hold their code piece alone, below 8, and every other lane 8 or more: the has-less-than test,
+/// whose borrows can flag lanes above a matching one, so only whether any is set is exact.
 #[inline(always)]
 const fn candidates(word: u64, fingerprint: Fingerprint) -> u64 {
-    let x = (word & HIGH_PARTS) ^ high_probe(fingerprint);
-    x.wrapping_sub(LOW_BITS) & !x & HIGH_BITS
+    let probed = word ^ high_probe(fingerprint);
+    probed.wrapping_sub(HIGH_PART_ONES) & !probed & HIGH_BITS
 }
+
+/// 1 in the high part of every lane: 8.
+const HIGH_PART_ONES: u64 = LOW_BITS << CODE_PIECE_BITS;
 
 /// The fingerprint's high part, in every lane where a word keeps high parts.
 #[inline(always)]
 const fn high_probe(fingerprint: Fingerprint) -> u64 {
-    ((fingerprint.get() >> NIBBLE_BITS) << CODE_PIECE_BITS) as u64 * LOW_BITS
+    (fingerprint.get() >> NIBBLE_BITS) as u64 * HIGH_PART_ONES
+}
+
+/// A word whose lanes are zero exactly where `word` holds `fingerprint`, given `probed`, the word
+/// xor'ed with [`high_probe`] (which leaves its code pieces as they are).
+#[inline(always)]
+fn differences(probed: u64, fingerprint: Fingerprint) -> u64 {
+    let nibble_probe = u64::from(fingerprint.get() & NIBBLE) * LOW_BITS;
+    probed & HIGH_PARTS | nibble_lanes(probed) ^ nibble_probe
 }
 
 /// Flags of exactly the lanes of `word` that hold `fingerprint`: high part and nibble both equal.
 #[inline(always)]
 fn exact_matches(word: u64, fingerprint: Fingerprint) -> u64 {
-    let nibble_probe = u64::from(fingerprint.get() & NIBBLE) * LOW_BITS;
-    let differences =
-        (word & HIGH_PARTS) ^ high_probe(fingerprint) | nibble_lanes(word) ^ nibble_probe;
-    nonzero_lanes(differences) ^ HIGH_BITS
+    nonzero_lanes(differences(word ^ high_probe(fingerprint), fingerprint)) ^ HIGH_BITS
 }
 
-/// [`exact_matches`] of two words, or'ed.
+/// Whether either word holds `fingerprint`, the words given xor'ed with [`high_probe`], as
+/// [`candidates`] computed them (a lookup passes them on rather than computing them again).
+/// Out of line, and the last call of a lookup that found candidates (`Table::contains_at`), so
+/// that the lookup jumps to it and saves no registers around it. (Decoding only the word with
+/// candidates, chosen without a branch, was slower: its choice waits for both words' high parts
+/// before the decoding starts.)
 #[inline(never)]
-fn pair_exact_matches(first: u64, second: u64, fingerprint: Fingerprint) -> u64 {
-    exact_matches(first, fingerprint) | exact_matches(second, fingerprint)
+fn probed_pair_holds(first: u64, second: u64, fingerprint: Fingerprint) -> bool {
+    // The has-zero-lane test, exact as to whether any lane is zero.
+    let zero_lanes = |probed: u64| {
+        let d = differences(probed, fingerprint);
+        d.wrapping_sub(LOW_BITS) & !d
+    };
+    any_match(zero_lanes(first) | zero_lanes(second))
+}
+
+/// [`SemiSorted::with_copy`] once lane 0's high part is seen to be 0. The new entry goes after
+/// those that sort below it, which move down a lane into the free one: lane moves in SWAR, with
+/// no branch on which entries move (data the CPU cannot predict).
+#[inline(never)]
+fn with_new_entry(word: u64, fingerprint: Fingerprint) -> Option<u64> {
+    let nibbles = nibble_lanes(word);
+    if nibbles & 0xF != 0 {
+        return None;
+    }
+    let highs = word & HIGH_PARTS;
+    // Lane 0 (empty) sorts below every fingerprint and is not counted: it is taken.
+    let at = flagged_lanes(sorts_below(highs, nibbles, fingerprint) >> LANE_BITS);
+    let (below, through) = (lanes_below(at), lanes_below(at) << LANE_BITS | 0xFFFF);
+    let place = |lanes: u64, new: u64| {
+        lanes >> LANE_BITS & below | new << (at * LANE_BITS) | lanes & !through
+    };
+    let f = fingerprint.get();
+    let new_high = u64::from(f >> NIBBLE_BITS) << CODE_PIECE_BITS;
+    Some(assemble(place(highs, new_high), place(nibbles, u64::from(f & NIBBLE))))
 }
 
 /// The order of a bucket's entries: by nibble, then by high part; 0 (empty) first.
@@ -162,11 +219,8 @@ fn encode(entries: [u32; LANES]) -> u64 {
 /// nibbles' code.
 #[inline(always)]
 fn assemble(highs: u64, nibbles: u64) -> u64 {
-    let nibble = |k: u32| (nibbles >> (k * LANE_BITS)) as usize & NIBBLE as usize;
-    let code = BINOMIAL[nibble(0)][1]
-        + BINOMIAL[nibble(1) + 1][2]
-        + BINOMIAL[nibble(2) + 2][3]
-        + BINOMIAL[nibble(3) + 3][4];
+    let nibble = |k: u32| (nibbles >> (k * LANE_BITS)) as u32;
+    let code = code_of([nibble(0), nibble(1), nibble(2), nibble(3)]);
     // Piece `k`, at bit `3k`, moves to bit `16k` by the multiply's `13k` term; the other products
     // land on bits no lane's piece takes, and none overlaps another, so nothing carries.
     const SPREAD: u64 = 1 | 1 << 13 | 1 << 26 | 1 << 39;
@@ -209,27 +263,43 @@ impl BucketEncoding for SemiSorted {
         exact_matches(word, fingerprint)
     }
 
-    /// One branch for both words, taken for nearly every absent item and for every present one,
-    /// so that it is predicted in lookups that mostly miss and in those that mostly hit. The
-    /// decoding is out of line, so that an absent item's lookup saves none of the registers it
-    /// needs. (Decoding only the word with candidates, chosen without a branch, was slower: it
-    /// waits for both words before it starts.)
+    /// The two steps of a lookup ([`pair_candidates`](Self::pair_candidates), then
+    /// [`pair_holds`](Self::pair_holds)), as a grown filter's levels combine them: only whether
+    /// any flag is set is exact.
     #[inline(always)]
     fn pair_match_flags(first: u64, second: u64, fingerprint: Fingerprint) -> u64 {
-        if candidates(first, fingerprint) | candidates(second, fingerprint) == 0 {
-            return 0;
+        let holds = any_match(Self::pair_candidates(first, second, fingerprint))
+            && Self::pair_holds(first, second, fingerprint);
+        if holds {
+            HIGH_BITS
+        } else {
+            0
         }
-        pair_exact_matches(first, second, fingerprint)
+    }
+
+    const TWO_STEP_LOOKUP: bool = true;
+
+    /// One branch for both words, taken for nearly every absent item and for every present one,
+    /// so that it is predicted in lookups that mostly miss and in those that mostly hit.
+    #[inline(always)]
+    fn pair_candidates(first: u64, second: u64, fingerprint: Fingerprint) -> u64 {
+        candidates(first, fingerprint) | candidates(second, fingerprint)
+    }
+
+    #[inline(always)]
+    fn pair_holds(first: u64, second: u64, fingerprint: Fingerprint) -> bool {
+        let probe = high_probe(fingerprint);
+        probed_pair_holds(first ^ probe, second ^ probe, fingerprint)
     }
 
     #[inline]
     fn count(word: u64, fingerprint: Fingerprint) -> usize {
-        exact_matches(word, fingerprint).count_ones() as usize
+        flagged_lanes(exact_matches(word, fingerprint)) as usize
     }
 
     #[inline]
     fn occupied(word: u64) -> usize {
-        nonzero_lanes(word & HIGH_PARTS | nibble_lanes(word)).count_ones() as usize
+        flagged_lanes(nonzero_lanes(word & HIGH_PARTS | nibble_lanes(word))) as usize
     }
 
     #[inline]
@@ -238,29 +308,14 @@ impl BucketEncoding for SemiSorted {
     }
 
     /// Lane 0 is free exactly when the bucket has room (its empty places sort first), and a
-    /// free lane's high part is 0: most full buckets are told by that alone, without decoding.
-    /// The new entry goes after those that sort below it, which move down a lane into the free
-    /// one: lane moves in SWAR, with no branch on which entries move (data the CPU cannot
-    /// predict).
-    #[inline]
+    /// free lane's high part is 0: most full buckets are told by that alone, inline, without
+    /// decoding or calling [`with_new_entry`].
+    #[inline(always)]
     fn with_copy(word: u64, fingerprint: Fingerprint) -> Option<u64> {
         if word & 0xFFF8 != 0 {
             return None;
         }
-        let nibbles = nibble_lanes(word);
-        if nibbles & 0xF != 0 {
-            return None;
-        }
-        let highs = word & HIGH_PARTS;
-        // Lane 0 (empty) sorts below every fingerprint and is not counted: it is taken.
-        let at = (sorts_below(highs, nibbles, fingerprint) >> LANE_BITS).count_ones();
-        let (below, through) = (lanes_below(at), lanes_below(at) << LANE_BITS | 0xFFFF);
-        let place = |lanes: u64, new: u64| {
-            lanes >> LANE_BITS & below | new << (at * LANE_BITS) | lanes & !through
-        };
-        let f = fingerprint.get();
-        let new_high = u64::from(f >> NIBBLE_BITS) << CODE_PIECE_BITS;
-        Some(assemble(place(highs, new_high), place(nibbles, u64::from(f & NIBBLE))))
+        with_new_entry(word, fingerprint)
     }
 
     /// The lowest copy's lane empties and the lanes below it move up one (they sort no higher,

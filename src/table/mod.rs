@@ -154,6 +154,16 @@ use words::Words;
 /// Validation attempts a lookup makes before answering `true` without proof.
 pub(crate) const DEFAULT_LOOKUP_RETRIES: u32 = 8;
 
+/// The words of an item's two buckets as one attempt of a validated read loaded them, and
+/// whether the read was validated ([`Table::first_read`] tests them).
+#[derive(Clone, Copy)]
+struct PairRead {
+    first: u64,
+    second: u64,
+    /// Non-zero when the stripe changed ([`Stripe::changes_since`]).
+    changes: u64,
+}
+
 /// What the first attempt of a lookup's validated read found ([`Table::first_read`]): whether a
 /// lane matched, and whether a miss would be validated, each as flags that are zero when not.
 /// Reads of several tables combine with [`and`](Self::and), so a grown filter tests every
@@ -353,12 +363,36 @@ impl<E: BucketEncoding> Table<E> {
     /// and its stripes without bounds checks.
     #[inline]
     pub(crate) unsafe fn contains_at(&self, slots: Slots) -> bool {
+        if E::TWO_STEP_LOOKUP {
+            // SAFETY: the caller's contract.
+            return unsafe { self.contains_in_two_steps_at(slots) };
+        }
         // SAFETY: the caller's contract.
         let read = unsafe { self.first_read_at(slots) };
         if read.answers() {
             return read.found();
         }
         self.contains_retry(slots.first, slots.second, slots.fingerprint)
+    }
+
+    /// [`contains_at`](Self::contains_at) for an encoding whose lookups test in two steps
+    /// ([`BucketEncoding::TWO_STEP_LOOKUP`]). The read is validated before the second step, and
+    /// every call is the lookup's last act, so the compiler jumps to it: the lookup of an absent
+    /// item, which nearly always ends at the first step, saves no registers.
+    ///
+    /// # Safety
+    ///
+    /// As for [`contains_at`](Self::contains_at).
+    #[inline(always)]
+    unsafe fn contains_in_two_steps_at(&self, slots: Slots) -> bool {
+        // SAFETY: the caller's contract.
+        let read = unsafe { self.first_words_at(slots) };
+        if read.changes != 0 {
+            return self.contains_retry(slots.first, slots.second, slots.fingerprint);
+        }
+        let PairRead { first, second, .. } = read;
+        bucket::any_match(E::pair_candidates(first, second, slots.fingerprint))
+            && E::pair_holds(first, second, slots.fingerprint)
     }
 
     /// The first attempt of a validated read of the item whose mixed hash is `mixed`.
@@ -381,6 +415,23 @@ impl<E: BucketEncoding> Table<E> {
     /// As for [`contains_at`](Self::contains_at).
     #[inline(always)]
     pub(crate) unsafe fn first_read_at(&self, slots: Slots) -> FirstRead {
+        // SAFETY: the caller's contract.
+        let read = unsafe { self.first_words_at(slots) };
+        FirstRead {
+            matches: E::pair_match_flags(read.first, read.second, slots.fingerprint),
+            // Validated on a match too, where it is not needed, to keep the path free of
+            // data-dependent branches.
+            changes: read.changes,
+        }
+    }
+
+    /// The words of the first attempt of a lookup's validated read, and whether it is validated.
+    ///
+    /// # Safety
+    ///
+    /// As for [`contains_at`](Self::contains_at).
+    #[inline(always)]
+    unsafe fn first_words_at(&self, slots: Slots) -> PairRead {
         debug_assert!(slots.first.max(slots.second) < self.buckets.len());
         let buckets = &*self.buckets;
         let stripe = self.stripes.of_pair(slots.first, slots.second);
@@ -390,12 +441,7 @@ impl<E: BucketEncoding> Table<E> {
         // release sequence), so seeing a removal also shows the announcement before it.
         let first = unsafe { buckets.get_unchecked(slots.first) }.load(Ordering::Acquire);
         let second = unsafe { buckets.get_unchecked(slots.second) }.load(Ordering::Acquire);
-        FirstRead {
-            matches: E::pair_match_flags(first, second, slots.fingerprint),
-            // Validated on a match too, where it is not needed, to keep the path free of
-            // data-dependent branches.
-            changes: stripe.changes_since(stamp),
-        }
+        PairRead { first, second, changes: stripe.changes_since(stamp) }
     }
 
     /// The validation attempts of [`contains`](Self::contains) after its first one failed.
