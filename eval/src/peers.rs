@@ -189,6 +189,12 @@ impl Peer {
         }
     }
 
+    /// Whether the filter has batch calls of its own, whether or not a batched peer drives it
+    /// through them ([`batch`](Self::batch)).
+    pub fn has_batch_calls(self) -> bool {
+        self.batch().is_some() || self == Self::OursSemiSorted
+    }
+
     /// Whether this is a filter driven through its batch calls.
     pub fn batched(self) -> bool {
         self.base() != self

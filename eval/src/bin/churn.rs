@@ -4,13 +4,15 @@
 //! exists, then removed), so that the live items sit in level 0 and the newest level is empty. `--threads` threads, each owning an equal share of the live items,
 //! then insert each of theirs once more and remove it again, `--rounds` times. Prints, before and
 //! after the churn: levels, memory, `len`, fingerprints of removed items still held (pending and
-//! for good), inserts refused, false negatives, and the churn's time.
+//! for good), inserts refused, false negatives, and the churn's time. `--encoding semi-sorted`
+//! churns a filter of semi-sorted buckets.
 //!
 //! ```text
 //! cargo run --release -p lockfree-cuckoo-eval --bin churn                      # 2,000 items
 //! cargo run --release -p lockfree-cuckoo-eval --bin churn -- --live 200000 --threads 4
 //! cargo run --release -p lockfree-cuckoo-eval --bin churn -- --ceiling memory
 //! cargo run --release -p lockfree-cuckoo-eval --bin churn -- --live 1000000 --start 1000 --rounds 3
+//! cargo run --release -p lockfree-cuckoo-eval --bin churn -- --ceiling items --encoding semi-sorted
 //! ```
 //!
 //! Exit status 1 if the churn grew the filter, lost an item, or left `len` inexact.
@@ -20,7 +22,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
-use lockfree_cuckoo::CuckooFilter;
+use lockfree_cuckoo::{CuckooFilter, Encoding};
 use lockfree_cuckoo_eval::keys::{key, FILLER, PRESENT};
 use lockfree_cuckoo_eval::number;
 
@@ -43,6 +45,24 @@ struct Args {
     /// memory of a filter presized for the live items)
     #[arg(long, value_enum, default_value = "none")]
     ceiling: Ceiling,
+    /// The filter's bucket encoding
+    #[arg(long, value_enum, default_value = "plain")]
+    encoding: BucketEncoding,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum BucketEncoding {
+    Plain,
+    SemiSorted,
+}
+
+impl BucketEncoding {
+    fn of(self) -> Encoding {
+        match self {
+            Self::Plain => Encoding::Plain,
+            Self::SemiSorted => Encoding::SemiSorted,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -78,12 +98,18 @@ impl State {
 fn main() -> ExitCode {
     let args = Args::parse();
     let live = args.live;
-    let builder = CuckooFilter::builder().capacity(args.start.unwrap_or(live) as usize);
+    let builder = CuckooFilter::builder()
+        .capacity(args.start.unwrap_or(live) as usize)
+        .encoding(args.encoding.of());
     let filter = match args.ceiling {
         Ceiling::None => builder.growable().build(),
         Ceiling::Items => builder.max_capacity(4 * live as usize).build(),
         Ceiling::Memory => {
-            let presized = CuckooFilter::with_capacity(live as usize).memory_usage();
+            let presized = CuckooFilter::builder()
+                .capacity(live as usize)
+                .encoding(args.encoding.of())
+                .build()
+                .memory_usage();
             builder.max_memory(4 * presized).build()
         }
     };
@@ -123,8 +149,11 @@ fn main() -> ExitCode {
     let lost = (0..live).filter(|&i| !filter.contains(&key(PRESENT, i))).count();
     let (refused, missed) = (refused.into_inner(), missed.into_inner());
     println!(
-        "churn: {live} live items, {} thread(s), {} rounds, ceiling {:?}",
-        args.threads, args.rounds, args.ceiling
+        "churn: {live} live items, {} thread(s), {} rounds, ceiling {:?}, {} buckets",
+        args.threads,
+        args.rounds,
+        args.ceiling,
+        args.encoding.of()
     );
     for (when, s) in [("before", &before), ("after", &after)] {
         println!(

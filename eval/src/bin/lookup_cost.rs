@@ -18,7 +18,7 @@
 //!
 //! Peers (`--peer`): `ours`, `ours-batch`, `ours-semi-sorted`, `floor`, `floor-batch`,
 //! `cf-ahash`, `acf`. The filter holds `--items` keys (default 58,000, cache-resident; 30,000,000
-//! and up for DRAM); the queries are half present, half absent.
+//! and up for DRAM); `--present` percent of the queries are present (half by default).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -41,6 +41,9 @@ struct Args {
     /// Operations to run (0: build and fill only, the baseline to subtract)
     #[arg(long, value_name = "N", default_value = "1000000", value_parser = number::<usize>)]
     lookups: usize,
+    /// Percent of the lookups' keys that are present
+    #[arg(long, value_name = "PERCENT", default_value = "50", value_parser = clap::value_parser!(u32).range(0..=100))]
+    present: u32,
     /// The operation counted
     #[arg(long, value_enum, default_value = "contains")]
     operation: Operation,
@@ -88,6 +91,7 @@ fn timed(name: &str, keys: std::ops::Range<u64>, mut op: impl FnMut(u64) -> bool
 struct Cost {
     items: usize,
     lookups: usize,
+    present: u32,
     operation: Operation,
     baseline: bool,
 }
@@ -96,7 +100,7 @@ impl Visit for Cost {
     type Output = ();
 
     fn local<F: Local, M: Fn() -> F>(self, peer: Peer, make: M) {
-        let Self { items, lookups, operation, baseline } = self;
+        let Self { items, lookups, present, operation, baseline } = self;
         let ops = peer.ops();
         let mut f = make();
         if operation != Operation::Contains {
@@ -122,7 +126,7 @@ impl Visit for Cost {
         }
         let name = peer.key();
         // Built and filled whatever the lookup count, so that a `--lookups 0` run measures setup.
-        let stream = queries(1 << 16, items, 50, 3);
+        let stream = queries(1 << 16, items, present, 3);
         if ops.insert {
             f.fill(items);
         }
@@ -150,6 +154,6 @@ impl Visit for Cost {
 }
 
 fn main() {
-    let Args { peer, items, lookups, operation, baseline } = Args::parse();
-    peer.visit(Sizing::like_ours(items), Cost { items, lookups, operation, baseline });
+    let Args { peer, items, lookups, present, operation, baseline } = Args::parse();
+    peer.visit(Sizing::like_ours(items), Cost { items, lookups, present, operation, baseline });
 }

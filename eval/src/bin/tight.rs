@@ -166,7 +166,7 @@ impl Visit for Measure<'_> {
                     keys.iter().zip(out).for_each(|(k, o)| *o = black_box(filter.contains(*k)));
                 });
             }
-            if peer.batch().is_some() {
+            if peer.has_batch_calls() {
                 m.lookups("batch", |keys, out| filter.contains_batch(keys, out));
             }
         };
