@@ -79,9 +79,10 @@
 //! the same 64-bit bucket. Same capacity, same memory, same guarantees (every operation, growth,
 //! snapshots, merges), about half the false positives: `8 × load / 131,064`, 0.0057% at the
 //! promised capacity. The cost is time, measured in `BENCHMARKS.md` ("Semi-sorted buckets"):
-//! lookups of absent items about 0.85 of the plain filter's rate in the cache and 0.8 in DRAM,
-//! of present items about half (a present item's bucket is decoded); inserts and removes about
-//! 0.55 to 0.8 (every write decodes and re-sorts its bucket).
+//! lookups of absent items at about the plain filter's rate in the cache and 0.8 of it in DRAM
+//! one call at a time (the plain rate through [`CuckooFilter::contains_batch`]), of present
+//! items about two thirds to three quarters (a present item's bucket is decoded); inserts and
+//! removes about 0.6 to 0.8 (every write decodes and re-sorts its bucket).
 //!
 //! Choose it when false positives cost more than lookups: each one is a wasted disk read or
 //! network round trip behind the filter, and the filter is not the bottleneck. Keep the plain

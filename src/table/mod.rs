@@ -68,7 +68,10 @@
 //! the stamp (`V2`): [`Stripe::read_validated`](stripe::Stripe::read_validated). A match answers
 //! `true` at once. A miss counts only if `V2` reads the same write as `V1`; otherwise the lookup
 //! retries, and after [`DEFAULT_LOOKUP_RETRIES`] failed validations it answers `true` without
-//! proof (a rare extra false positive, counted in the stats).
+//! proof (a rare extra false positive, counted in the stats). A semi-sorted lookup tests the two
+//! words it loaded in two steps ([`BucketEncoding::TWO_STEP_LOOKUP`]) and validates before the
+//! second: both steps read those two words alone, so its answer is the validated read's as a
+//! plain lookup's is, and a failed validation sends it to the same retries.
 //!
 //! **Lemma.** Let a validated miss observe a removal `R` of `f` from one of its buckets (the bucket
 //! load reads `R`'s CAS or a later write of that word). `R` is a release CAS and every later write
@@ -350,6 +353,10 @@ impl<E: BucketEncoding> Table<E> {
     #[inline]
     pub(crate) fn contains(&self, mixed: u64) -> bool {
         let slots = self.slots(mixed);
+        if E::TWO_STEP_LOOKUP {
+            // SAFETY: `slots` comes from this table's `slots`.
+            return unsafe { self.contains_in_two_steps_at(slots) };
+        }
         // SAFETY: `slots` comes from this table's `slots`.
         unsafe { self.contains_at(slots) }
     }
@@ -363,10 +370,6 @@ impl<E: BucketEncoding> Table<E> {
     /// and its stripes without bounds checks.
     #[inline]
     pub(crate) unsafe fn contains_at(&self, slots: Slots) -> bool {
-        if E::TWO_STEP_LOOKUP {
-            // SAFETY: the caller's contract.
-            return unsafe { self.contains_in_two_steps_at(slots) };
-        }
         // SAFETY: the caller's contract.
         let read = unsafe { self.first_read_at(slots) };
         if read.answers() {
@@ -375,10 +378,12 @@ impl<E: BucketEncoding> Table<E> {
         self.contains_retry(slots.first, slots.second, slots.fingerprint)
     }
 
-    /// [`contains_at`](Self::contains_at) for an encoding whose lookups test in two steps
+    /// [`contains`](Self::contains) for an encoding whose lookups test in two steps
     /// ([`BucketEncoding::TWO_STEP_LOOKUP`]). The read is validated before the second step, and
     /// every call is the lookup's last act, so the compiler jumps to it: the lookup of an absent
-    /// item, which nearly always ends at the first step, saves no registers.
+    /// item, which nearly always ends at the first step, saves no registers. (A batch, whose
+    /// loop goes on after each key, gains nothing from that and keeps
+    /// [`contains_at`](Self::contains_at).)
     ///
     /// # Safety
     ///
