@@ -164,8 +164,9 @@ fn exact_matches(word: u64, fingerprint: Fingerprint) -> u64 {
 
 /// Whether either word holds `fingerprint`, the words given xor'ed with [`high_probe`], as
 /// [`candidates`] computed them (a lookup passes them on rather than computing them again).
-/// Out of line, and the last call of a lookup that found candidates (`Table::contains_at`), so
-/// that the lookup jumps to it and saves no registers around it. (Decoding only the word with
+/// Out of line, and the last call of a lookup that found candidates
+/// (`Table::contains_in_two_steps_at`), so that the lookup jumps to it and saves no registers
+/// around it. (Decoding only the word with
 /// candidates, chosen without a branch, was slower: its choice waits for both words' high parts
 /// before the decoding starts.)
 #[inline(never)]
@@ -264,8 +265,8 @@ impl BucketEncoding for SemiSorted {
     }
 
     /// The two steps of a lookup ([`pair_candidates`](Self::pair_candidates), then
-    /// [`pair_holds`](Self::pair_holds)), as a grown filter's levels combine them: only whether
-    /// any flag is set is exact.
+    /// [`pair_holds`](Self::pair_holds)) as one test, for batches and for a grown filter's
+    /// levels, whose reads combine: only whether any flag is set is exact.
     #[inline(always)]
     fn pair_match_flags(first: u64, second: u64, fingerprint: Fingerprint) -> u64 {
         let holds = any_match(Self::pair_candidates(first, second, fingerprint))
