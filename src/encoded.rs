@@ -83,6 +83,15 @@ impl EncodedLevels {
         with_levels!(self, levels => levels.encoding())
     }
 
+    /// These levels, if semi-sorted.
+    #[inline]
+    pub(crate) fn semi_sorted(&self) -> Option<&Levels<SemiSorted>> {
+        match self {
+            Self::SemiSorted(levels) => Some(levels),
+            Self::Plain(_) => None,
+        }
+    }
+
     /// These levels, if they are in the encoding of `like`.
     pub(crate) fn same_encoding_as<E: BucketEncoding>(
         &self,

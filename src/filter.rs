@@ -9,6 +9,7 @@ use crate::encoded::{with_levels, EncodedLevels, IntoEncoded};
 use crate::error::InsertError;
 use crate::hash;
 use crate::hasher::DefaultHashBuilder;
+use crate::semi_sorted_ref::SemiSortedRef;
 use crate::stats::Stats;
 
 /// A concurrent cuckoo filter: an approximate set that any number of threads share through
@@ -735,6 +736,25 @@ impl<S> CuckooFilter<S> {
     /// ```
     pub fn encoding(&self) -> Encoding {
         self.levels.encoding()
+    }
+
+    /// The filter as a [`SemiSortedRef`], if its buckets are semi-sorted: the same item
+    /// operations, compiled for that encoding alone, for loops of single calls (see
+    /// [`SemiSortedRef`] for why). `None` for a plain filter, whose own methods are already
+    /// compiled that way.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::{CuckooFilter, Encoding};
+    ///
+    /// let semi = CuckooFilter::builder().capacity(100).encoding(Encoding::SemiSorted).build();
+    /// assert!(semi.as_semi_sorted().is_some());
+    /// assert!(CuckooFilter::with_capacity(100).as_semi_sorted().is_none());
+    /// ```
+    #[inline]
+    pub fn as_semi_sorted(&self) -> Option<SemiSortedRef<'_, S>> {
+        Some(SemiSortedRef::new(self, self.levels.semi_sorted()?))
     }
 
     /// A snapshot of the operation counters: relocations, path lengths, refusals, conservative

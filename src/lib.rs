@@ -57,19 +57,19 @@
 //!   distinct items, from any number of threads, at about 2.13 bytes an item for large `n` (no
 //!   power-of-two rounding).
 //! - **Growth.** A filter built with [`Builder::growable`] (optionally up to
-//!   [`max_capacity`](Builder::max_capacity) or [`max_memory`](Builder::max_memory)) never
-//!   needs its final size: when its newest table is full (90% of the items it promises), an
-//!   insert it refuses adds a table four times larger, while every other thread goes on inserting, looking up and removing. Nothing moves,
-//!   nothing is lost, no operation waits for a growth, and every guarantee above holds during
-//!   and after it. **Memory follows the live items**, not the history: an insert puts an item's
-//!   copy in the table that holds its other copies, so re-inserting and removing live items,
-//!   any number of times, on any number of threads, grows nothing. One difference remains: a
-//!   remove that finds the item's fingerprint in two tables (a colliding item in the other, as
-//!   rare as a false positive; or a copy inserted while the item's table was full) takes
-//!   neither, since one may be another item's only copy. The item stays as a false positive,
-//!   counted out of `len`, as a *pending removal* ([`Stats::pending_removals`]): the item's
-//!   next insert takes that copy back instead of storing another, and the filter frees it once
-//!   one table alone matches.
+//!   [`max_capacity`](Builder::max_capacity) or [`max_memory`](Builder::max_memory)) never needs
+//!   its final size: when its newest table is full (90% of the items it promises), an insert it
+//!   refuses adds a table four times larger, while every other thread goes on inserting, looking up
+//!   and removing. Nothing moves, nothing is lost, no operation waits for a growth, and every
+//!   guarantee above holds during and after it. **Memory follows the live items**, not the history:
+//!   an insert puts an item's copy in the table that holds its other copies, so re-inserting and
+//!   removing live items, any number of times, on any number of threads, grows nothing. One
+//!   difference remains: a remove that finds the item's fingerprint in two tables (a colliding item
+//!   in the other, as rare as a false positive; or a copy inserted while the item's table was full)
+//!   takes neither, since one may be another item's only copy. The item stays as a false positive,
+//!   counted out of `len`, as a *pending removal* ([`Stats::pending_removals`]): the item's next
+//!   insert takes that copy back instead of storing another, and the filter frees it once one table
+//!   alone matches.
 //!
 //! # Semi-sorted buckets
 //!
@@ -79,10 +79,16 @@
 //! the same 64-bit bucket. Same capacity, same memory, same guarantees (every operation, growth,
 //! snapshots, merges), about half the false positives: `8 × load / 131,064`, 0.0057% at the
 //! promised capacity. The cost is time, measured in `BENCHMARKS.md` ("Semi-sorted buckets"):
-//! lookups of absent items at about the plain filter's rate in the cache and 0.8 of it in DRAM
-//! one call at a time (the plain rate through [`CuckooFilter::contains_batch`]), of present
-//! items about two thirds to three quarters (a present item's bucket is decoded); inserts and
-//! removes about 0.6 to 0.8 (every write decodes and re-sorts its bucket).
+//! lookups of absent items at about the plain filter's rate, of present items about two thirds
+//! to three quarters (a present item's bucket is decoded); inserts and removes about 0.6 to 0.8
+//! (every write decodes and re-sorts its bucket).
+//!
+//! The filter's own methods test its encoding on every call: the plain path is inlined into
+//! the caller, the semi-sorted one called. In a loop of single calls, take the filter's
+//! [`SemiSortedRef`] once ([`CuckooFilter::as_semi_sorted`]), whose methods are inlined like
+//! the plain filter's; from a table larger than the cache, absent items' lookups through it run
+//! at the plain rate, through the filter at about 0.8 of it. Batches
+//! ([`CuckooFilter::contains_batch`]) test the encoding once and need no handle.
 //!
 //! Choose it when false positives cost more than lookups: each one is a wasted disk read or
 //! network round trip behind the filter, and the filter is not the bottleneck. Keep the plain
@@ -98,6 +104,11 @@
 //! assert!(filter.contains("page:42"));
 //! let loaded = CuckooFilter::from_bytes(&filter.to_bytes())?;
 //! assert_eq!(loaded.encoding(), Encoding::SemiSorted);
+//!
+//! // A hot loop: the semi-sorted path inlined, with no test of the encoding a call.
+//! let semi = loaded.as_semi_sorted().expect("semi-sorted");
+//! let hits = (0..1_000).filter(|n| semi.contains(&format!("page:{n}"))).count();
+//! assert!(hits >= 1);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -216,6 +227,7 @@ mod hasher;
 mod levels;
 mod merge;
 mod pending;
+mod semi_sorted_ref;
 mod sizing;
 mod snapshot;
 mod stats;
@@ -227,6 +239,7 @@ pub use builder::Builder;
 pub use error::{BuildError, InsertError, LoadError, MergeError};
 pub use filter::CuckooFilter;
 pub use hasher::{AHashBuilder, DefaultHashBuilder, DefaultHasher};
+pub use semi_sorted_ref::SemiSortedRef;
 pub use snapshot::SnapshotInfo;
 pub use stats::{InsertPaths, Stats};
 

@@ -136,6 +136,66 @@ fn a_growable_semi_sorted_filter_grows_and_keeps_every_item() {
     assert!(items.iter().skip(1).step_by(2).all(|k| loaded.contains(k)));
 }
 
+/// `SemiSortedRef` is the filter itself, typed: what either side does, the other sees, in a
+/// fixed and in a grown filter, and from threads using one or the other at once.
+#[test]
+fn the_semi_sorted_handle_operates_on_the_filter_itself() {
+    assert!(CuckooFilter::with_capacity(100).as_semi_sorted().is_none());
+    for growable in [false, true] {
+        let builder = CuckooFilter::builder().encoding(Encoding::SemiSorted);
+        let filter =
+            if growable { builder.capacity(1_000).growable() } else { builder.capacity(30_000) }
+                .build();
+        let semi = filter.as_semi_sorted().expect("built semi-sorted");
+        let (by_handle, by_filter): (Vec<u64>, Vec<u64>) =
+            (keys(6, 10_000).collect(), keys(7, 10_000).collect());
+        for (a, b) in by_handle.iter().zip(&by_filter) {
+            semi.insert(a).expect("fits");
+            filter.insert(b).expect("fits");
+        }
+        assert_eq!(filter.stats().levels > 1, growable, "{:?}", filter.stats());
+        assert_eq!(semi.filter().len(), 20_000);
+        assert!(
+            by_handle.iter().all(|k| filter.contains(k)),
+            "the filter missed the handle's item"
+        );
+        assert!(by_filter.iter().all(|k| semi.contains(k)), "the handle missed the filter's item");
+        semi.insert(&by_filter[0]).unwrap();
+        assert_eq!((semi.count(&by_filter[0]), filter.count(&by_filter[0])), (2, 2));
+        for (a, b) in by_handle.iter().zip(&by_filter).step_by(2) {
+            assert!(filter.remove(a) && semi.remove(b));
+        }
+        assert_eq!(filter.len(), 10_001);
+        assert!(by_handle.iter().chain(&by_filter).skip(1).step_by(2).all(|k| semi.contains(k)));
+        let absent = keys(8, 100_000).filter(|k| semi.contains(k)).count();
+        assert!(absent < 100, "{absent} false positives in 100,000");
+    }
+
+    let filter = semi_sorted(40_000);
+    let resident: Vec<u64> = keys(9, 10_000).collect();
+    assert_eq!(filter.insert_batch(&resident), resident.len());
+    std::thread::scope(|scope| {
+        for t in 0..2 {
+            let filter = &filter;
+            scope.spawn(move || {
+                let semi = filter.as_semi_sorted().unwrap();
+                for k in keys(10 + t, 10_000) {
+                    if t == 0 { semi.insert(&k) } else { filter.insert(&k) }.expect("fits");
+                    assert!(semi.contains(&k) && filter.contains(&k), "{k} just inserted");
+                }
+            });
+        }
+        for _ in 0..3 {
+            let semi = filter.as_semi_sorted().unwrap();
+            assert!(
+                resident.iter().all(|k| semi.contains(k) && filter.contains(k)),
+                "a false negative"
+            );
+        }
+    });
+    assert_eq!(filter.len(), 30_000);
+}
+
 #[test]
 fn snapshots_keep_the_encoding_and_a_builder_refuses_the_other() {
     let filter = semi_sorted(5_000);

@@ -34,6 +34,8 @@ pub enum Peer {
     OursBatch,
     /// Ours with semi-sorted buckets (17-bit fingerprints in the same memory)
     OursSemiSorted,
+    /// Ours with semi-sorted buckets, its single calls through its SemiSortedRef
+    OursSemiSortedRef,
     /// The two-read floor (4 KiB pages)
     Floor,
     /// The two-read floor, batched
@@ -120,6 +122,7 @@ impl Peer {
             Self::Ours => "lockfree-cuckoo",
             Self::OursBatch => "lockfree-cuckoo batch",
             Self::OursSemiSorted => "lockfree-cuckoo semi-sorted",
+            Self::OursSemiSortedRef => "lockfree-cuckoo semi-sorted, by ref",
             Self::Floor => "two-read floor",
             Self::FloorBatch => "two-read floor batch",
             Self::CasFloor => "one-CAS floor",
@@ -192,7 +195,7 @@ impl Peer {
     /// Whether the filter has batch calls of its own, whether or not a batched peer drives it
     /// through them ([`batch`](Self::batch)).
     pub fn has_batch_calls(self) -> bool {
-        self.batch().is_some() || self == Self::OursSemiSorted
+        self.batch().is_some() || matches!(self, Self::OursSemiSorted | Self::OursSemiSortedRef)
     }
 
     /// Whether this is a filter driven through its batch calls.
@@ -217,6 +220,9 @@ impl Peer {
         match self.base() {
             Self::Ours => visit.shared(self, || Ours::new(items)),
             Self::OursSemiSorted => visit.shared(self, || Ours::semi_sorted(items)),
+            Self::OursSemiSortedRef => {
+                visit.shared(self, || OursSemiSortedRef(Ours::semi_sorted(items)))
+            }
             Self::Floor => visit.shared(self, || Floor::new(words())),
             Self::CasFloor => visit.shared(self, || CasFloor::new(words())),
             Self::CfAhash => visit.lockable(self, || CfAhash::new(items)),
@@ -358,6 +364,53 @@ impl Shared for Ours {
     #[inline]
     fn insert_batch(&self, keys: &[u64]) -> usize {
         self.0.insert_batch(keys)
+    }
+}
+
+/// Ours with semi-sorted buckets, its single calls through
+/// [`SemiSortedRef`](lockfree_cuckoo::SemiSortedRef), taken for each call (a test of the
+/// encoding, then the inlined semi-sorted path), as a loop that cannot hold the handle would.
+pub struct OursSemiSortedRef(pub Ours);
+
+impl OursSemiSortedRef {
+    #[inline]
+    fn semi(&self) -> lockfree_cuckoo::SemiSortedRef<'_> {
+        self.0 .0.as_semi_sorted().expect("built with semi-sorted buckets")
+    }
+}
+
+impl Filter for OursSemiSortedRef {
+    #[inline]
+    fn contains(&self, key: u64) -> bool {
+        self.semi().contains(&key)
+    }
+    #[inline]
+    fn contains_batch(&self, keys: &[u64], out: &mut [bool]) {
+        self.0.contains_batch(keys, out);
+    }
+    fn bytes(&self) -> usize {
+        self.0.bytes()
+    }
+    fn table_bytes(&self) -> usize {
+        self.0.table_bytes()
+    }
+    fn slots(&self) -> u64 {
+        self.0.slots()
+    }
+}
+
+impl Shared for OursSemiSortedRef {
+    #[inline]
+    fn insert(&self, key: u64) -> bool {
+        self.semi().insert(&key).is_ok()
+    }
+    #[inline]
+    fn remove(&self, key: u64) -> bool {
+        self.semi().remove(&key)
+    }
+    #[inline]
+    fn insert_batch(&self, keys: &[u64]) -> usize {
+        Shared::insert_batch(&self.0, keys)
     }
 }
 
