@@ -19,7 +19,8 @@ pub(crate) enum EncodedLevels {
 /// body is inlined where the macro is; the semi-sorted one's is a function of its own
 /// ([`out_of_line`]), so that its decoding neither makes the caller too large to inline nor
 /// takes registers the plain path would then save on every call. (`$body` is a closure's
-/// body there: no `?` or `return` in it.)
+/// body there: no `?` or `return` in it.) A caller that wants the semi-sorted path inline
+/// takes the filter's [`SemiSortedRef`](crate::SemiSortedRef), which holds the levels typed.
 macro_rules! with_levels {
     ($encoded:expr, $levels:ident => $body:expr) => {
         match $encoded {

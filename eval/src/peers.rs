@@ -157,9 +157,16 @@ impl Peer {
         self.to_possible_value().expect("no peer is skipped").get_name().to_owned()
     }
 
-    /// Every peer `keep` keeps, in the registry's order: a tool's subset.
+    /// Every peer `keep` keeps, in the registry's order: a tool's subset. A peer that is another
+    /// peer's filter called another way (`OursSemiSortedRef`) is left to the tools that compare
+    /// the two calls (`tight`, `lookup_cost`), which list it themselves.
     pub fn matching(keep: impl Fn(Peer) -> bool) -> Vec<Peer> {
-        Self::value_variants().iter().copied().filter(|&peer| keep(peer)).collect()
+        let filter_of_its_own = |peer: Peer| peer != Self::OursSemiSortedRef;
+        Self::value_variants()
+            .iter()
+            .copied()
+            .filter(|&peer| filter_of_its_own(peer) && keep(peer))
+            .collect()
     }
 
     /// A clap value parser that takes the command-line names of `peers` only: a tool's subset.

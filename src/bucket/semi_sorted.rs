@@ -164,12 +164,11 @@ fn exact_matches(word: u64, fingerprint: Fingerprint) -> u64 {
 
 /// Whether either word holds `fingerprint`, the words given xor'ed with [`high_probe`], as
 /// [`candidates`] computed them (a lookup passes them on rather than computing them again).
-/// Out of line, and the last call of a lookup that found candidates
-/// (`Table::contains_in_two_steps_at`), so that the lookup jumps to it and saves no registers
-/// around it. (Decoding only the word with
-/// candidates, chosen without a branch, was slower: its choice waits for both words' high parts
-/// before the decoding starts.)
-#[inline(never)]
+/// Inline: in a loop of lookups (a batch, or single calls through `SemiSortedRef`) its constants
+/// and the table's address stay in registers across keys, which made present items' lookups
+/// 2% to 13% faster than a call. (Decoding only the word with candidates, chosen without a
+/// branch, was slower: its choice waits for both words' high parts before the decoding starts.)
+#[inline(always)]
 fn probed_pair_holds(first: u64, second: u64, fingerprint: Fingerprint) -> bool {
     // The has-zero-lane test, exact as to whether any lane is zero.
     let zero_lanes = |probed: u64| {
