@@ -257,7 +257,8 @@ semi_wrong_code() {
 }
 # A lookup that trusts a matching high part without checking the lane's nibble.
 semi_skips_nibble_check() {
-    mutate_semi differences 1 "| nibble_lanes(probed) ^ nibble_probe" "| 0 & nibble_probe"
+    mutate_semi "differences<W: Lanes>" 1 "| nibbles ^ nibble_probe(fingerprint)" \
+        "| (nibbles ^ nibble_probe(fingerprint)) & W::from(0)"
 }
 # A write that puts the new fingerprint in the free lane without sorting it among the others.
 semi_unsorted_write() {

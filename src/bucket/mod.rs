@@ -16,6 +16,7 @@
 //! fingerprints, and a CAS that expects a word expects its multiset. The protocol speaks of
 //! *copies*, the members of a bucket's multiset, never of lanes; see the table's Orderings.
 
+mod pair;
 pub(crate) mod plain;
 pub(crate) mod semi_sorted;
 

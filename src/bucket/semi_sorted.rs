@@ -25,6 +25,7 @@
 //! 220 values no bucket holds decode to nibbles of 15, which with the all-ones high parts of
 //! [`UNUSED_WORD`](super::UNUSED_WORD) make the entry 0x1FFFF, no fingerprint.
 
+use super::pair::{Lanes, WordPair};
 use super::{
     any_match, flagged_lanes, nonzero_lanes, BucketEncoding, Encoding, HIGH_BITS, LANES, LANE_BITS,
     LOW_BITS,
@@ -148,34 +149,39 @@ const fn high_probe(fingerprint: Fingerprint) -> u64 {
     (fingerprint.get() >> NIBBLE_BITS) as u64 * HIGH_PART_ONES
 }
 
-/// A word whose lanes are zero exactly where `word` holds `fingerprint`, given `probed`, the word
-/// xor'ed with [`high_probe`] (which leaves its code pieces as they are).
+/// The fingerprint's nibble, in every lane of words that hold nibbles ([`nibble_lanes`]).
 #[inline(always)]
-fn differences(probed: u64, fingerprint: Fingerprint) -> u64 {
-    let nibble_probe = u64::from(fingerprint.get() & NIBBLE) * LOW_BITS;
-    probed & HIGH_PARTS | nibble_lanes(probed) ^ nibble_probe
+fn nibble_probe<W: Lanes>(fingerprint: Fingerprint) -> W {
+    W::splat((fingerprint.get() & NIBBLE) as u16)
+}
+
+/// Words (one, or a [`WordPair`]) whose lanes are zero exactly where they hold `fingerprint`,
+/// given `probed`, the words xor'ed with [`high_probe`] (which leaves their code pieces as they
+/// are), and `nibbles`, their [`nibble_lanes`].
+#[inline(always)]
+fn differences<W: Lanes>(probed: W, nibbles: W, fingerprint: Fingerprint) -> W {
+    probed & W::from(HIGH_PARTS) | nibbles ^ nibble_probe(fingerprint)
 }
 
 /// Flags of exactly the lanes of `word` that hold `fingerprint`: high part and nibble both equal.
 #[inline(always)]
 fn exact_matches(word: u64, fingerprint: Fingerprint) -> u64 {
-    nonzero_lanes(differences(word ^ high_probe(fingerprint), fingerprint)) ^ HIGH_BITS
+    let probed = word ^ high_probe(fingerprint);
+    nonzero_lanes(differences(probed, nibble_lanes(probed), fingerprint)) ^ HIGH_BITS
 }
 
 /// Whether either word holds `fingerprint`, the words given xor'ed with [`high_probe`], as
 /// [`candidates`] computed them (a lookup passes them on rather than computing them again).
+/// Both words at once, as a [`WordPair`]: on x86_64 the vector unit's work, which ran present
+/// items' lookups 10% to 15% faster than the same logic on two `u64`s.
 /// Inline: in a loop of lookups (a batch, or single calls through `SemiSortedRef`) its constants
 /// and the table's address stay in registers across keys, which made present items' lookups
 /// 2% to 13% faster than a call. (Decoding only the word with candidates, chosen without a
 /// branch, was slower: its choice waits for both words' high parts before the decoding starts.)
 #[inline(always)]
 fn probed_pair_holds(first: u64, second: u64, fingerprint: Fingerprint) -> bool {
-    // The has-zero-lane test, exact as to whether any lane is zero.
-    let zero_lanes = |probed: u64| {
-        let d = differences(probed, fingerprint);
-        d.wrapping_sub(LOW_BITS) & !d
-    };
-    any_match(zero_lanes(first) | zero_lanes(second))
+    let nibbles = WordPair::new(nibble_lanes(first), nibble_lanes(second));
+    differences(WordPair::new(first, second), nibbles, fingerprint).any_zero_lane()
 }
 
 /// [`SemiSorted::with_copy`] once lane 0's high part is seen to be 0. The new entry goes after
@@ -239,7 +245,7 @@ const fn lanes_below(k: u32) -> u64 {
 #[inline(always)]
 fn sorts_below(highs: u64, nibbles: u64, fingerprint: Fingerprint) -> u64 {
     let at_least = |x: u64, y: u64| (x | HIGH_BITS).wrapping_sub(y) & HIGH_BITS;
-    let nibble_probe = u64::from(fingerprint.get() & NIBBLE) * LOW_BITS;
+    let nibble_probe = nibble_probe(fingerprint);
     let nibble_at_least = at_least(nibbles, nibble_probe);
     let nibble_equal = nonzero_lanes(nibbles ^ nibble_probe) ^ HIGH_BITS;
     let high_at_least = at_least(highs >> 1, high_probe(fingerprint) >> 1);
