@@ -79,9 +79,9 @@
 //! the same 64-bit bucket. Same capacity, same memory, same guarantees (every operation, growth,
 //! snapshots, merges), about half the false positives: `8 × load / 131,064`, 0.0057% at the
 //! promised capacity. The cost is time, measured in `BENCHMARKS.md` ("Semi-sorted buckets"):
-//! lookups of absent items at about the plain filter's rate, of present items about two thirds
-//! to three quarters (a present item's bucket is decoded); inserts and removes about 0.6 to 0.8
-//! (every write decodes and re-sorts its bucket).
+//! lookups of absent items at about the plain filter's rate, of present items about three
+//! quarters (a present item's buckets are decoded); inserts and removes about 0.6 to 0.8 (every
+//! write decodes and re-sorts its bucket).
 //!
 //! The filter's own methods test its encoding on every call: the plain path is inlined into
 //! the caller, the semi-sorted one called. In a loop of single calls, take the filter's
