@@ -46,6 +46,15 @@ pub(crate) const fn any_match(flags: u64) -> bool {
     flags & HIGH_BITS != 0
 }
 
+/// The classic has-zero-lane test before its mask (`& HIGH_BITS`): borrows can set flags above a
+/// true zero lane, so only the lowest flag is exact, and one exists exactly when some lane is
+/// zero. The flags of several words can share the mask: the mask of their `|` is the `|` of their
+/// masks, which [`any_match`] applies.
+#[inline]
+const fn unmasked_zero_lane_flags(word: u64) -> u64 {
+    word.wrapping_sub(LOW_BITS) & !word
+}
+
 /// The high bit of every lane of `word` that is not zero, exactly in every lane (unlike the
 /// has-zero-lane test, whose borrows can flag lanes above a zero one).
 #[inline]

@@ -118,7 +118,7 @@ mod portable {
     use core::ops::{BitAnd, BitOr, BitXor};
 
     use super::Lanes;
-    use crate::bucket::{any_match, LOW_BITS};
+    use crate::bucket::{any_match, unmasked_zero_lane_flags};
 
     /// An item's two bucket words, for lane-wise logic on both (the module documentation).
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,12 +130,10 @@ mod portable {
             Self(first, second)
         }
 
-        /// Whether a 16-bit lane of either word is zero: the has-zero-lane test of each, whose
-        /// borrows can flag lanes above a zero one but flag none when no lane is zero.
+        /// Whether a 16-bit lane of either word is zero: the has-zero-lane test of each.
         #[inline(always)]
         pub(crate) fn any_zero_lane(self) -> bool {
-            let zero_lanes = |word: u64| word.wrapping_sub(LOW_BITS) & !word;
-            any_match(zero_lanes(self.0) | zero_lanes(self.1))
+            any_match(unmasked_zero_lane_flags(self.0) | unmasked_zero_lane_flags(self.1))
         }
     }
 

@@ -4,7 +4,7 @@
 //! 0xFFFF, which no plain [`Fingerprint`] is (so no word is [`UNUSED_WORD`]).
 
 use super::{any_match, nonzero_lanes, BucketEncoding, Encoding, HIGH_BITS, LANES, LANE_BITS};
-use super::{LOW_BITS, UNUSED_WORD};
+use super::{unmasked_zero_lane_flags, LOW_BITS, UNUSED_WORD};
 use crate::error::LoadError;
 use crate::fingerprint::Fingerprint;
 
@@ -75,18 +75,10 @@ const fn broadcast(fingerprint: Fingerprint) -> u64 {
     fingerprint.get() as u64 * LOW_BITS
 }
 
-/// The classic has-zero-lane test. Borrows can set flags above a true zero lane, so only the
-/// lowest flag is exact; that flag exists exactly when some lane is zero.
+/// The has-zero-lane test, masked: only the lowest flag is exact ([`unmasked_zero_lane_flags`]).
 #[inline]
 const fn zero_lane_flags(word: u64) -> u64 {
     unmasked_zero_lane_flags(word) & HIGH_BITS
-}
-
-/// [`zero_lane_flags`] before its mask, which the flags of several words can share: the mask of
-/// their `|` is the `|` of their masks.
-#[inline]
-const fn unmasked_zero_lane_flags(word: u64) -> u64 {
-    word.wrapping_sub(LOW_BITS) & !word
 }
 
 #[inline]
