@@ -145,24 +145,59 @@ fn g5_snapshot_vs_growth() {
     });
 }
 
-/// Model g6: A has one copy in level 0 and one in level 1 (inserted again after a growth); two
-/// removes of A race a lookup. A remove cannot tell whose each copy is, so both keep both
-/// copies: A stays present and nothing is taken from the wrong level.
+/// Model g6: A has one copy in level 0 and one in level 1 (its level was full when it was
+/// inserted again after a growth); two removes of A race. Neither can tell whose each copy is,
+/// so each records a pending removal, and the one that makes them as many as the copies takes
+/// both (whichever announces last counts both entries): both answer `true`, A ends with no copy
+/// and nothing pending, and a third remove answers `false` (removes never run past the copies).
 #[test]
-fn g6_removes_keep_copies_in_two_levels() {
-    explore("g6_removes_keep_copies_in_two_levels", &["seen"], |seen| {
+fn g6_removes_of_copies_in_two_levels_take_them_all() {
+    explore("g6_removes_of_copies_in_two_levels_take_them_all", &["seen"], |seen| {
         let (filter, _, a) = full_first_level(1);
         assert!(filter.grow_now());
         assert!(a.insert(&filter));
+        assert_eq!(a.count_in_level(&filter, 1), 1, "setup: A's copy is not in level 1");
         let first = spawn(&filter, move |f| a.remove(f));
         let second = spawn(&filter, move |f| a.remove(f));
-        let reader = spawn(&filter, move |f| a.contains(f));
-        assert!(reader.join().unwrap(), "false miss of A");
-        assert!(first.join().unwrap() && second.join().unwrap());
-        assert_eq!(a.counted(&filter), 2, "a remove took a copy from one level of two");
-        assert_eq!(filter.stats().retained_removals, 2);
-        assert_eq!(filter.len(), 3);
+        assert!(first.join().unwrap() && second.join().unwrap(), "a remove found nothing");
+        assert_removed_to(&filter, a, 3);
         seen.record("seen");
+    });
+}
+
+/// After as many removes of A as inserts: a further remove answers `false`, A has no copy left,
+/// nothing is pending, and `len` is `len`, the items beside A.
+fn assert_removed_to(filter: &CuckooFilter, a: Item, len: usize) {
+    assert!(!a.remove(filter), "a remove ran past the copies");
+    assert_eq!(a.counted(filter), 0);
+    assert!(!a.contains(filter), "A's copies were left behind");
+    let stats = filter.stats();
+    assert_eq!((stats.pending_removals, stats.retained_removals), (0, 0));
+    assert_eq!(filter.len(), len);
+}
+
+/// Model g13: two threads each insert A, look it up and remove it, and one of them adds a level
+/// first, so that its insert may land in level 1 while the other's lands in level 0 (an insert
+/// racing a growth). Each lookup after its own thread's insert finds A, both removes answer
+/// `true`, and A ends with no copy and nothing pending; a further remove answers `false`.
+#[test]
+fn g13_copies_inserted_and_removed_across_a_growth() {
+    explore("g13_copies_inserted_and_removed_across_a_growth", &["level 0", "level 1"], |seen| {
+        let filter = Arc::new(support::builder(1, 1).growable().build());
+        let mut items = Items::default();
+        let a = items.pick(&filter, 0, 0);
+        items.fill(&filter, 0, 2);
+        let early = spawn(&filter, move |f| a.insert(f) && a.contains(f) && a.remove(f));
+        let late = spawn(&filter, move |f| {
+            assert!(f.grow_now() && a.insert(f));
+            let in_level_1 = a.count_in_level(f, 1) > 0;
+            (a.contains(f) && a.remove(f), in_level_1)
+        });
+        assert!(early.join().unwrap(), "false miss of A after its insert, or a remove missed");
+        let (late_ok, in_level_1) = late.join().unwrap();
+        assert!(late_ok, "false miss of A after its insert, or a remove missed");
+        assert_removed_to(&filter, a, 2);
+        seen.record(if in_level_1 { "level 1" } else { "level 0" });
     });
 }
 
@@ -226,19 +261,24 @@ fn g8_remove_vs_colliding_insert_in_another_level() {
     });
 }
 
-/// Model g9: X fills level 0 with three fillers. One thread grows the filter, inserts X again
-/// (its level is full, so the copy goes to level 1) and removes X, which finds copies in two
-/// levels and records a pending removal; another removes X, taking level 0's copy if it does not
-/// see level 1's; a third inserts X, claiming the pending removal if it sees it, and looks X up.
-/// The claim must show it the copy in level 1 it now owns, whatever it saw of the other remove.
+/// Model g9: Y (one copy) and three fillers fill level 0; X has Y's fingerprint, so it matches
+/// Y in level 0 but has another pair in level 1. One thread grows the filter, inserts X (into
+/// level 1: its match in level 0 is in a full level) and removes X, which finds matches in two
+/// levels and records a pending removal; another removes Y (one level holds its matches);
+/// a third inserts X, claiming the pending removal if it sees it, and looks X up. The claim
+/// must show it the copy in level 1 it now owns, whatever it saw of Y's remove.
 #[test]
 fn g9_insert_claims_a_pending_removal() {
     explore("g9_insert_claims_a_pending_removal", &["claimed", "stored"], |seen| {
-        let (filter, _, x) = full_first_level(1);
+        let filter = Arc::new(support::builder(1, 1).growable().build());
+        let mut items = Items::default();
+        let (x, y) = matching_in_level_0_only(&filter, items.pick(&filter, 0, 0).fingerprint);
+        assert!(y.insert(&filter));
+        items.fill(&filter, 0, 3);
         let inserted = |f: &CuckooFilter| f.stats().insert_paths.iter().sum::<u64>();
         let before = inserted(&filter);
         let churner = spawn(&filter, move |f| f.grow_now() && x.insert(f) && x.remove(f));
-        let remover = spawn(&filter, move |f| x.remove(f));
+        let remover = spawn(&filter, move |f| y.remove(f));
         let claimer = spawn(&filter, move |f| x.insert(f) && x.contains(f));
         assert!(claimer.join().unwrap(), "false miss of X after its insert");
         assert!(churner.join().unwrap() && remover.join().unwrap());
@@ -246,6 +286,29 @@ fn g9_insert_claims_a_pending_removal() {
         assert_eq!(filter.len(), 4);
         seen.record(if inserted(&filter) == before + 1 { "claimed" } else { "stored" });
     });
+}
+
+/// Two items of fingerprint `fingerprint` in a one-bucket level 0 (where any two such items
+/// match) whose pairs in level 1 differ, crafted on a grown twin of `filter`.
+fn matching_in_level_0_only(filter: &CuckooFilter, fingerprint: u32) -> (Item, Item) {
+    let twin = Arc::new(support::builder(filter.bucket_count(), 1).growable().build());
+    assert!(twin.grow_now());
+    let at = |bucket: usize| {
+        let hash = twin.hash_for_slot_in_level(1, bucket, fingerprint);
+        let (first, second, _) = twin.slots_for_hash_in_level(1, hash);
+        (Item { hash, fingerprint, first: 0, second: 0 }, first.min(second), first.max(second))
+    };
+    let (x, x_pair) = {
+        let (x, low, high) = at(0);
+        (x, (low, high))
+    };
+    let level_1_buckets = twin.bucket_count() - filter.bucket_count();
+    let y = (1..level_1_buckets)
+        .map(at)
+        .find(|&(_, low, high)| (low, high) != x_pair)
+        .expect("no bucket of level 1 gives another pair")
+        .0;
+    (x, y)
 }
 
 /// Model g10: a pending removal of X whose colliding item in level 1 has since been removed, so

@@ -216,8 +216,23 @@ lookup_validates_newest_only() {
 # A remove that takes a copy from the newest level holding one, even when another level holds
 # one too.
 remove_takes_first_match() {
-    mutate_levels take_from_one_level 1 "_ => return Taken::Ambiguous," \
+    mutate_levels remove_grown 1 "_ => break," \
         "_ => chain.get(holders.trailing_zeros() as usize).expect(\"a level\"),"
+}
+# A remove that records a pending removal however many are recorded: removes run past the
+# copies.
+remove_unbounded() {
+    mutate_levels remove_grown 1 "if self.pending_of(newest, key) >= copies {" "if false {"
+}
+# A remove's announcement Relaxed: two removes that register at once may each count only its
+# own entry, and neither completes the removals that now match every copy.
+announcement_relaxed() {
+    mutate_levels remove_grown 1 "fetch_add(0, Ordering::AcqRel)" "fetch_add(0, Ordering::Relaxed)"
+}
+# A settle that completes pending removals while another level still holds a colliding item's
+# copies.
+settle_ignores_collisions() {
+    mutate_levels settle 1 "if pending < copies && holders.count_ones() > 1 {" "if false {"
 }
 # A grown filter's remove that takes its one pass over the levels as their validated reads
 # without validating it.
@@ -241,14 +256,17 @@ overflow_publication_relaxed() {
             Ordering::Acquire," "            Ordering::Relaxed,
             Ordering::Relaxed,"
 }
-# A sweep that reads a pending removal and clears it later rather than taking it in one CAS, so
-# that an insert can claim the same entry in between.
-sweep_reads_then_clears() {
-    mutate_pending take 1 \
-        "(key != 0 && entry.compare_exchange(key, 0, Ordering::AcqRel, Ordering::Relaxed).is_ok())
-            .then_some(key)" "crate::sync::yield_now();
-        entry.store(0, Ordering::Release);
-        (key != 0).then_some(key)"
+# A claim that reads a pending removal and clears it later rather than taking it in one CAS, so
+# that an insert and a settle can both own the same entry's copy.
+claim_reads_then_clears() {
+    mutate_pending claim 1 \
+        "entry.compare_exchange(key, 0, Ordering::AcqRel, Ordering::Relaxed).is_ok()" \
+        "let seen = crate::sync::load_for_update(entry, Ordering::Acquire) == key;
+            crate::sync::yield_now();
+            if seen {
+                entry.store(0, Ordering::Release);
+            }
+            seen"
 }
 # The semi-sorted encoding (src/bucket/semi_sorted.rs). A write whose code names the third
 # nibble one less than it is, so the word names other nibbles than it holds.
@@ -296,11 +314,14 @@ mutants=(
     "lookup_newest_only|growth: lookups read the newest level only"
     "lookup_validates_newest_only|growth: lookups validate the newest level's read only"
     "remove_takes_first_match|growth: remove takes a copy when two levels hold one"
+    "remove_unbounded|growth: remove records a pending removal past the copies"
+    "announcement_relaxed|growth: remove's announcement Relaxed"
+    "settle_ignores_collisions|growth: settle completes removals while another level collides"
     "remove_holders_unvalidated|growth: remove's one pass over the levels unvalidated"
     "insert_ignores_home|growth: inserts ignore the level holding the item's copies"
     "register_relaxed|pending removal recorded Relaxed"
     "claim_relaxed|pending removal claimed Relaxed"
-    "sweep_reads_then_clears|sweep reads a pending removal and clears it later"
+    "claim_reads_then_clears|claim reads a pending removal and clears it later"
     "overflow_publication_relaxed|overflow block of pending removals published Relaxed"
     "semi_wrong_code|semi-sorted: a write's code names a nibble wrongly|semi-sorted"
     "semi_skips_nibble_check|semi-sorted: a lookup skips the nibble check|semi-sorted"

@@ -58,6 +58,13 @@ impl Item {
         filter.fingerprint_count(self.first, self.fingerprint) + second
     }
 
+    /// Copies of this item's fingerprint in its buckets of level `level` (0 the oldest).
+    pub(crate) fn count_in_level(self, filter: &CuckooFilter, level: usize) -> usize {
+        let (first, second, fingerprint) = filter.slots_for_hash_in_level(level, self.hash);
+        let copies = |bucket| filter.fingerprint_count_in_level(level, bucket, fingerprint);
+        copies(first) + if second == first { 0 } else { copies(second) }
+    }
+
     pub(crate) fn insert(self, filter: &CuckooFilter) -> bool {
         filter.insert_hash(self.hash).is_ok()
     }

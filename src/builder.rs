@@ -148,6 +148,13 @@ impl<S: BuildHasher> Builder<S> {
     /// growing 1,000 times, against 0.0115% for a filter built at its final size). Build at the
     /// expected size when it is known. Measurements: `BENCHMARKS.md`, "Growth".
     ///
+    /// A growable filter still refuses inserts (`Full`) that add no level: a copy of an item
+    /// that the level holding its other copies cannot take (its copies fill its buckets, at
+    /// most eight, or that level is crowded around them), and an item refused by a newest level
+    /// that is crowded rather than full (items aimed at a few buckets). So inserting one item
+    /// many times, or a few buckets' worth of aimed items, grows nothing; see
+    /// [`CuckooFilter::insert`](crate::CuckooFilter::insert) and the crate docs' "Multisets".
+    ///
     /// # Examples
     ///
     /// ```

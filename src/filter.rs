@@ -193,9 +193,15 @@ impl<S: BuildHasher> CuckooFilter<S> {
     ///
     /// [`InsertError::Full`] when no such chain exists. The filter is then unchanged as a set:
     /// nothing was stored and nothing was lost. An item fits at most eight times (four lanes in
-    /// each of its two buckets). A growable filter grows instead, and returns `Full` only at its
-    /// ceiling, when the next level cannot be allocated, or when the item's copies already fill
-    /// its buckets in the newest level.
+    /// each of its two buckets), and copies of items inserted several times each crowd their
+    /// buckets below the capacity (the crate docs' "Multisets"). A growable filter grows when
+    /// its newest level is full, and returns `Full` at its ceiling, when the next level cannot
+    /// be allocated, and for a copy that the level holding the item's other copies refuses as a
+    /// fixed filter would: the item's copies fill its buckets there, or that level is not full
+    /// but has no lane in reach (crowded, counted in
+    /// [`Stats::crowded_refusals`](crate::Stats::crowded_refusals)); likewise for a new item in
+    /// a newest level that is crowded. Such refusals add no level and never put the copy in
+    /// another one.
     ///
     /// The item is what its `Hash` impl writes, not its type: look it up with the type it was
     /// inserted as. Under the default hasher `insert(&1u32)` and `contains(&1u64)` are one
@@ -205,8 +211,10 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// [crate documentation](crate#items-and-their-types).
     ///
     /// In a grown filter, the copy goes to the level that holds the item's other copies, so
-    /// that its removes can take them (see [`remove`](Self::remove)); if a remove of the item
-    /// left a pending removal, the insert takes that copy back instead of storing another.
+    /// that its removes can take them (see [`remove`](Self::remove)), or is refused there; only
+    /// when that level is full does it go where a new item's would (a match in a full level is
+    /// as likely another item's false positive as a copy). If a remove of the item left a
+    /// pending removal, the insert takes that copy back instead of storing another.
     ///
     /// # Examples
     ///
@@ -250,10 +258,11 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// Never fewer than the copies present throughout the call: an item inserted `k` times and
     /// removed fewer than `k` times counts at least the difference, also while other threads
     /// relocate fingerprints. It may count more: copies of colliding items (the same
-    /// fingerprint and buckets, as rare as a false positive) count too, as do, in a grown
-    /// filter, copies that removes of the item left pending (see [`remove`](Self::remove)),
-    /// and a count that runs while another thread inserts or removes the item may or may not
-    /// include that copy.
+    /// fingerprint and buckets, as rare as a false positive) count too, and a count that runs
+    /// while another thread inserts or removes the item may or may not include that copy. In a
+    /// grown filter, copies that removes of the item left pending (see
+    /// [`remove`](Self::remove)) are not counted: after `k` inserts and `k` removes the count is
+    /// 0 unless another item collides.
     ///
     /// Lock-free rather than wait-free like [`contains`](Self::contains): it reads again
     /// whenever a removal from the item's buckets was announced meanwhile, which means that
@@ -287,13 +296,19 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// In a grown filter ([`Builder::growable`](crate::Builder::growable)), a remove that finds
     /// matching fingerprints in more than one level cannot tell which is the item's, and one of
     /// them may be another item's only copy. It then takes none: it returns `true`, counts the
-    /// item out of [`len`](Self::len), and records a pending removal
+    /// item out of [`len`](Self::len) and [`count`](Self::count), and records a pending removal
     /// ([`Stats::pending_removals`](crate::Stats::pending_removals)); the item stays as a false
-    /// positive until then. The item's next insert takes that copy back instead of storing
-    /// another, and the filter frees it once one level alone matches (it checks before it
-    /// grows, and when an insert cannot add a level). Inserts keep an item's copies in one level,
-    /// so this happens about as often as a false positive in another level, and to copies
-    /// inserted while their item's level was full.
+    /// positive until it is settled. Once every matching copy is some pending removal's, the
+    /// item has no copy left and a remove returns `false`, so removes never run past the copies
+    /// (removes of one item racing each other past its last copy may record one each before
+    /// they see each other's). The item's next insert takes a pending copy back instead of
+    /// storing another; the remove that makes the pending removals as many as the matching
+    /// copies takes them all (they were the item's own, split across levels); and once one
+    /// level alone matches (the colliding item was removed), the item's next remove, or the
+    /// sweep before a growth or at the ceiling, frees them. Inserts keep an item's copies in one
+    /// level, so this happens about as often as a false positive in another level, and to
+    /// copies inserted while another thread grew the filter or while their item's level was
+    /// full.
     ///
     /// # Examples
     ///
@@ -561,17 +576,29 @@ impl<S> CuckooFilter<S> {
         with_levels!(&self.levels, levels => levels.len())
     }
 
-    /// Whether [`len`](Self::len) is 0.
+    /// Whether the filter holds no fingerprint: no item was inserted, or every insert was
+    /// undone by a remove whose copy is gone.
+    ///
+    /// It reads what the tables hold rather than [`len`](Self::len), so a filter whose removes
+    /// left pending removals (a grown filter's, see [`remove`](Self::remove)) is not empty
+    /// while their copies stay, though `len` counts them out: what decides that a dump has
+    /// nothing to carry (the server's and the module's `CF.SCANDUMP`) never drops a
+    /// fingerprint that is there. Exact when no insert or remove is in flight, like `len`.
     ///
     /// # Examples
     ///
     /// ```
     /// use lockfree_cuckoo::CuckooFilter;
     ///
-    /// assert!(CuckooFilter::with_capacity(10).is_empty());
+    /// let filter = CuckooFilter::with_capacity(10);
+    /// assert!(filter.is_empty());
+    /// filter.insert("x").unwrap();
+    /// assert!(!filter.is_empty());
+    /// filter.remove("x");
+    /// assert!(filter.is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        with_levels!(&self.levels, levels => levels.is_empty())
     }
 
     /// How many distinct items the filter promises to accept: at least the capacity asked for.

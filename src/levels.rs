@@ -24,17 +24,25 @@
 //! and grow without bound. So:
 //!
 //! - **An insert joins its item's level**: the newest level holding a copy of the item's
-//!   fingerprint in its buckets ([`Levels::home_of`], a plain read of every level, their misses
-//!   overlapped), else the newest level. Only a level full around the item, an insert racing a
-//!   growth, or a colliding item in another level leave an item's matches in two levels.
+//!   fingerprint in its buckets ([`Chain::holder`], a plain read of every level, their misses
+//!   overlapped), else the newest level. A copy that level cannot take is refused there as in
+//!   a fixed filter ([`Levels::join`]: the item's copies fill its buckets, or the level is
+//!   crowded, not full), so at most eight copies of an item are stored and a refusal never
+//!   lands elsewhere. Only a full level (whose match may as well be another item's false
+//!   positive, so a new item must not be refused for it), an insert racing a growth, or a
+//!   colliding item in another level leave an item's matches in two levels.
 //! - **A level stops taking new items at its promise** ([`capacity_of`]) and keeps its last few
 //!   percent of lanes for the copies of the items it holds ([`Levels::close_if_full`]), so
 //!   that joins rarely find it full.
-//! - **A remove that finds matches in two levels records a pending removal** ([`pending`]):
-//!   the item's next insert claims it instead of storing another copy, and a sweep (before a
-//!   growth, and before an insert's last resort) completes it once one level alone matches.
-//!   So the copies left behind are bounded by the items whose matches span levels, not by the
-//!   operations.
+//! - **A remove that finds matches in two levels records a pending removal** ([`pending`]),
+//!   unless every matching copy is already some pending removal's: then the item has no copy
+//!   left and the remove answers `false`. The item's next insert claims a pending removal
+//!   instead of storing another copy, and a settle ([`Levels::settle`]) completes them once
+//!   the levels tell which copies they are: when they are as many as the matching copies (the
+//!   remove that makes them so settles), or when one level alone matches (the item's next
+//!   remove, or a sweep before a growth and before an insert's last resort). So the copies left
+//!   behind are bounded by the copies that match, which are bounded by the items whose matches
+//!   span levels, not by the operations.
 //!
 //! # Orderings
 //!
@@ -54,13 +62,26 @@
 //!   holding the item's copies with the table's validated read of each (which never misses a
 //!   copy present throughout: every level's first attempt in one pass, as a lookup's, and every
 //!   level read again with its retries when an attempt met a change) and takes one only when
-//!   exactly one level has any; otherwise it takes none and leaves a pending removal. So it
-//!   never takes another level's only copy of a colliding item, whatever level inserts chose:
-//!   which level an insert joins is a hint (`home_of` reads without validation) on which no
-//!   answer rests.
+//!   exactly one level has any; otherwise it takes none and leaves a pending removal. A settle
+//!   takes copies from several levels only for pending removals as many as the matching
+//!   copies, each claimed first. So it never takes another level's only copy of a colliding
+//!   item that was inserted and not removed, whatever level inserts chose: which level an
+//!   insert joins is a hint (`holder` reads without validation) on which no answer rests.
 //! - **Every copy left behind is accounted.** It is a pending removal, whose owner (the
-//!   claiming insert or the sweep that takes it) is unique (`pending`), or a removal retained for
-//!   good (no entry could be had under a memory ceiling, or a snapshot or merge brought it).
+//!   claiming insert or the settle that takes it) is unique (`pending`), or a removal retained
+//!   for good (no entry could be had under a memory ceiling, or a snapshot or merge brought it).
+//!
+//! ## Settling
+//!
+//! Whether pending removals are as many as the matching copies is read from the entries
+//! (Relaxed: a count owns nothing). Two removes of an item that register at once could each
+//! read the other's entry stale and neither settle, leaving every copy pending and the item a
+//! false positive. So a remove that registered announces it with an AcqRel read-modify-write of
+//! `pending_count` before it counts: announcements are totally ordered, each acquires the
+//! registrations released before the ones it follows, and the last to announce counts every
+//! entry. A remove checks its bound (pending removals fewer than the copies) before it
+//! registers, so removes racing past an item's last copy can each record one before they see
+//! each other's; a settle bounded by the entries it counted drops an entry whose copy is gone.
 //!
 //! ## Publication
 //!
@@ -102,10 +123,10 @@
 //! once and stops; its CAS fails only when another thread published a level, which happens at
 //! most [`MAX_LEVELS`] times: lock-free. No thread waits for a growth: each thread that finds
 //! the newest level full builds a level and races to publish it, and the losers free theirs
-//! (counted as `discarded_levels` in the stats). Registering, claiming and sweeping
+//! (counted as `discarded_levels` in the stats). Registering, claiming and settling
 //! pending removals are CASes on entries that fail only when another thread took or filled the
 //! entry, and an overflow block's publication fails only when another thread published one:
-//! lock-free too.
+//! lock-free too; a settle claims at most the entries it counted.
 
 use core::ptr;
 use std::io;
@@ -392,9 +413,12 @@ impl<E: BucketEncoding> Levels<E> {
         self.chain_from(newest).lookup(mixed)
     }
 
-    /// Copies of the item in every level.
+    /// Copies of the item in every level, less the removals of it that are pending: those
+    /// copies are surplus, no longer the item's.
     pub(crate) fn count(&self, mixed: u64) -> usize {
-        self.chain().iter().map(|table| table.count(table.slots(mixed))).sum()
+        let newest = self.newest();
+        let (copies, _) = self.chain_from(newest).copies(mixed);
+        copies.saturating_sub(self.pending_of(newest, pending::key(mixed)))
     }
 
     /// Removes one copy of the item, if one is present.
@@ -405,10 +429,12 @@ impl<E: BucketEncoding> Levels<E> {
     /// collides with this one there (as likely as a false positive in that level). So a remove
     /// takes a copy only when exactly one level holds matches. When several do, it takes none:
     /// it answers `true`, counts the item as removed and records a pending removal
-    /// ([`pending`]), which a later insert of the item claims and a sweep completes once one
-    /// level alone matches. Inserts join an item's existing copies (`insert`), so only
-    /// collisions between distinct items, and inserts racing a growth or refused by a full
-    /// level, leave an item's copies in two levels.
+    /// ([`pending`]), as long as the matching copies outnumber the item's pending removals;
+    /// once every copy is some pending removal's, the item has none left, and a remove answers
+    /// `false`. A later insert of the item claims a pending removal, and a settle completes
+    /// them ([`settle`](Self::settle)). Inserts keep an item's copies in one level (`insert`),
+    /// so only collisions between distinct items, and inserts racing a growth, leave an
+    /// item's matches in two levels.
     #[inline]
     pub(crate) fn remove(&self, mixed: u64) -> bool {
         match self.grown() {
@@ -420,32 +446,40 @@ impl<E: BucketEncoding> Levels<E> {
     /// [`remove`](Self::remove) in a grown filter, out of line (see `contains_grown`).
     #[inline(never)]
     fn remove_grown(&self, newest: *const Level<E>, mixed: u64) -> bool {
-        match self.take_from_one_level(newest, mixed) {
-            Taken::Copy => true,
-            Taken::Absent => false,
-            Taken::Ambiguous => {
-                self.leave_behind(newest, pending::key(mixed));
-                true
-            }
+        let key = pending::key(mixed);
+        // Pending removals of the item first: completed if the levels now allow it, so that
+        // what follows weighs only the copies that are still the item's.
+        if self.pending_of(newest, key) > 0 {
+            self.settle(newest, key);
         }
-    }
-
-    /// Takes one copy of the item if exactly one level of the chain from `newest` holds matches.
-    fn take_from_one_level(&self, newest: *const Level<E>, mixed: u64) -> Taken {
         let chain = self.chain_from(newest);
         loop {
             // Each level's validated read: it never misses copies present throughout.
             let holders = chain.holders(mixed).unwrap_or_else(|| chain.holders_counted(mixed));
             let holder = match holders.count_ones() {
-                0 => return Taken::Absent,
+                0 => return false,
                 1 => chain.get(holders.trailing_zeros() as usize).expect("a level of the chain"),
-                _ => return Taken::Ambiguous,
+                _ => break,
             };
             if holder.remove(holder.slots(mixed)) {
-                return Taken::Copy;
+                return true;
             }
             // Another thread took the copies since they were counted: count again.
         }
+        // Ambiguous: record a removal, unless every matching copy is already some pending
+        // removal's (the item has none left).
+        let (copies, _) = chain.copies(mixed);
+        if self.pending_of(newest, key) >= copies {
+            return false;
+        }
+        self.leave_behind(newest, key);
+        // The announcement. AcqRel: a read-modify-write, so the announcements of removes that
+        // register at once are ordered, and each acquires the registrations released by those
+        // before it: the last to announce counts every entry in `settle`, and completes them
+        // if they are now as many as the copies.
+        self.pending_count.fetch_add(0, Ordering::AcqRel);
+        self.settle(newest, key);
+        true
     }
 
     /// Records that a copy matching `key` stays in the levels for an item that was removed: a
@@ -489,22 +523,53 @@ impl<E: BucketEncoding> Levels<E> {
         claimed
     }
 
-    /// Tries every pending removal again: one whose item now matches in one level only is
-    /// completed, freeing its surplus copy; the others are recorded again.
+    /// Settles every pending removal ([`settle`](Self::settle)).
     fn sweep(&self, newest: *const Level<E>) {
         // Relaxed: only a hint, as in `claim`.
         if self.pending_count.load(Ordering::Relaxed) == 0 {
             return;
         }
         for block in self.blocks(newest) {
-            block.sweep(|key| {
-                // Relaxed: a count, as in `leave_behind`.
-                self.pending_count.fetch_sub(1, Ordering::Relaxed);
-                if let Taken::Ambiguous = self.take_from_one_level(newest, key) {
-                    self.leave_behind(newest, key);
-                }
-            });
+            for key in block.keys() {
+                self.settle(newest, key);
+            }
         }
+    }
+
+    /// Completes the pending removals of `key` (removes their surplus copies) when the levels
+    /// tell which copies they are: when one level alone holds matches (the colliding item in
+    /// another level was removed meanwhile), or when the removals are as many as the matching
+    /// copies, so that every copy is surplus (the item's copies were split across levels by an
+    /// insert racing a growth, and it was removed as often as inserted). Otherwise it leaves
+    /// them. Each completion claims an entry first, so it owns the copy it removes; an entry
+    /// whose copy is gone (taken by a remove of an item never inserted) is dropped.
+    fn settle(&self, newest: *const Level<E>, key: u64) {
+        let pending = self.pending_of(newest, key);
+        if pending == 0 {
+            return;
+        }
+        let chain = self.chain_from(newest);
+        let (copies, holders) = chain.copies(key);
+        if pending < copies && holders.count_ones() > 1 {
+            return;
+        }
+        for _ in 0..pending {
+            if !self.blocks(newest).any(|block| block.claim(key)) {
+                return;
+            }
+            // Relaxed: a count, as in `leave_behind`.
+            self.pending_count.fetch_sub(1, Ordering::Relaxed);
+            chain.iter().any(|table| table.remove(table.slots(key)));
+        }
+    }
+
+    /// How many removals of the item whose key is `key` are pending.
+    fn pending_of(&self, newest: *const Level<E>, key: u64) -> usize {
+        // Relaxed: only a hint, as in `claim`.
+        if self.pending_count.load(Ordering::Relaxed) == 0 {
+            return 0;
+        }
+        self.blocks(newest).map(|block| block.count(key)).sum()
     }
 
     /// The blocks of pending removals: those of the levels added to level 0 in the chain from
@@ -514,15 +579,15 @@ impl<E: BucketEncoding> Levels<E> {
     }
 
     /// Asks the CPU to start loading the item's buckets that an insert reads: in every level
-    /// of a grown filter (`home_of`), in the newest otherwise.
+    /// of a grown filter (`Chain::holder`), in the newest otherwise.
     #[inline]
     pub(crate) fn prefetch_for_insert(&self, mixed: u64) {
         self.chain_from(self.newest()).prefetch_all(mixed);
     }
 
-    /// Stores the item beside its copies if a level holds some, else in the newest level,
-    /// adding a level when that one is full (or closed) and the ceiling allows it, else in any
-    /// level with room.
+    /// Stores the item beside its copies if a level holds some (refusing it where a fixed
+    /// filter would); else in the newest level, adding a level when that one is full (or
+    /// closed) and the ceiling allows it, else in any level with room.
     #[inline]
     pub(crate) fn insert(&self, mixed: u64) -> Result<(), InsertError> {
         if self.growth.is_none() {
@@ -547,20 +612,18 @@ impl<E: BucketEncoding> Levels<E> {
         loop {
             let table = self.table_of(newest);
             let slots = table.slots(mixed);
-            let home = self.home_of(newest, mixed);
-            if let Some(home) = home {
-                if home.try_insert(home.slots(mixed)).is_ok() {
-                    return Ok(());
+            // The level holding the item's copies (a plain read: a hint, on which no answer
+            // rests), so that they stay together and its removes take them exactly (`remove`).
+            let mut tried = false;
+            if let Some(home) = self.chain_from(newest).holder(mixed) {
+                if let Some(joined) = Self::join(home, mixed) {
+                    return joined;
                 }
-                // The level holding the item's copies has no room around them: the copy goes
-                // to the newest level as a new item's would, and a remove that then finds two
-                // levels records a pending removal, which this item's next insert claims.
+                tried = ptr::eq(home, table);
             }
-            // Skipped when the join just tried it, or when it takes no more new items (Relaxed:
-            // a hint, see `close_if_full`).
-            let skip_newest = home.is_some_and(|home| ptr::eq(home, table))
-                || self.closed(newest).load(Ordering::Relaxed);
-            if !skip_newest {
+            // Relaxed: a hint, see `close_if_full`.
+            let closed = self.closed(newest).load(Ordering::Relaxed);
+            if !closed && !tried {
                 if let Ok(relocations) = table.try_insert(slots) {
                     if relocations >= CLOSING_PATH {
                         self.close_if_full(newest);
@@ -568,34 +631,42 @@ impl<E: BucketEncoding> Levels<E> {
                     return Ok(());
                 }
             }
-            // Its own copies fill the item's buckets: a new level would only take more of them,
-            // so this is the limit of eight copies a level, not a full level.
-            if table.filled_with(slots) {
+            if closed || tried || table.is_full() {
+                if self.grow(newest) {
+                    newest = self.newest();
+                    continue;
+                }
                 return self.insert_in_any_level(mixed, newest);
             }
             // A level that is not full refused an item whose every path was taken: items aimed
-            // at a few buckets do that at will, so they are refused rather than add a level each
-            // (`is_full`), unless another thread added one meanwhile (Acquire in `newest`: this
-            // thread goes on to read it). Seeing no newer level refuses the item; it loses
-            // nothing.
-            let newer = if table.is_full() { self.grow(newest) } else { self.newest() != newest };
-            if !newer {
-                return self.insert_in_any_level(mixed, newest);
+            // at a few buckets do that at will, so they are refused as a fixed filter refuses
+            // them, rather than add a level each (`is_full`), unless another thread added one
+            // meanwhile (Acquire in `newest`: this thread goes on to read it). It loses nothing.
+            if self.newest() == newest {
+                table.record_refused(slots.first);
+                return Err(InsertError::Full);
             }
             newest = self.newest();
         }
     }
 
-    /// The level an insert of the item joins: the newest level of the chain from `newest` that
-    /// holds a copy of its fingerprint in its buckets, if any does. So the copies of an item stay
-    /// in one level, and its removes take them exactly (`remove`). A plain read of each level (a
-    /// relocation in flight can hide a copy): a hint, on which no answer rests.
-    #[inline]
-    fn home_of(&self, newest: *const Level<E>, mixed: u64) -> Option<&Table<E>> {
-        if is_level_0(newest) {
+    /// Stores a copy of the item in `home`, the level holding its other copies, or refuses it
+    /// there as a fixed filter would: when its copies fill its buckets (eight copies, or four
+    /// where its buckets are one), and when `home` is not full but has no lane in reach
+    /// (crowded). `None` when `home` is full around copies that leave room: the copy then
+    /// goes where a new item's would, since a match in a full level is as likely another
+    /// item's fingerprint (a false positive there) as the item's, and a new item must not be
+    /// refused for it; removes still take exactly the copies inserted (`remove`).
+    fn join(home: &Table<E>, mixed: u64) -> Option<Result<(), InsertError>> {
+        let slots = home.slots(mixed);
+        if home.try_insert(slots).is_ok() {
+            return Some(Ok(()));
+        }
+        if home.is_full() && !home.filled_with(slots) {
             return None;
         }
-        self.chain_from(newest).holder(mixed)
+        home.record_refused(slots.first);
+        Some(Err(InsertError::Full))
     }
 
     /// Whether `level` takes no more new items, only copies of the items it holds: see
@@ -624,10 +695,10 @@ impl<E: BucketEncoding> Levels<E> {
         }
     }
 
-    /// The last resort of an insert refused by level `newest` (or kept out of it because it is
-    /// closed) when no level can be added (at the ceiling, or out of memory) or when its own
-    /// copies fill the item's buckets there: any level may have room again after removes, and
-    /// pending removals completed now may free some.
+    /// The last resort of an item with no copies that level `newest` refused when full (or
+    /// kept out because it is closed) and no level can be added (at the ceiling, or out of
+    /// memory): any level may have room again after removes, and pending removals completed
+    /// now may free some. The item has no copies, so wherever it goes its copies stay together.
     fn insert_in_any_level(&self, mixed: u64, newest: *const Level<E>) -> Result<(), InsertError> {
         self.sweep(newest);
         let chain = self.chain_from(newest);
@@ -801,6 +872,12 @@ impl<E: BucketEncoding> Levels<E> {
     pub(crate) fn len(&self) -> usize {
         let retained = usize::try_from(self.retained()).unwrap_or(usize::MAX);
         self.chain().iter().map(Table::<E>::len).sum::<usize>().saturating_sub(retained)
+    }
+
+    /// Whether no level holds a fingerprint: what the words hold, pending removals' surplus
+    /// copies included, rather than [`len`](Self::len), which counts those out.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.chain().iter().all(|table| table.len() == 0)
     }
 
     /// Items the levels promise to accept together.
@@ -1046,12 +1123,11 @@ impl<'a, E: BucketEncoding> Chain<'a, E> {
     #[cold]
     #[inline(never)]
     fn holders_counted(&self, mixed: u64) -> u64 {
-        let counts = self.iter().map(|table| table.count(table.slots(mixed)));
-        counts.enumerate().fold(0, |holders, (i, copies)| holders | u64::from(copies > 0) << i)
+        self.copies(mixed).1
     }
 
     /// The newest level holding a copy of the item's fingerprint in its buckets, if any
-    /// ([`Levels::home_of`]): a plain read of every level ([`Table::may_hold`]), each level's
+    /// ([`Levels::insert`]): a plain read of every level ([`Table::may_hold`]), each level's
     /// buckets loaded before any is tested, with no branch in between, so that their misses
     /// overlap. One loop over the list, as in [`lookup`](Self::lookup): through the chained
     /// iterators the read did not inline (measured: 380 instructions of a six-level insert's
@@ -1094,6 +1170,15 @@ impl<'a, E: BucketEncoding> Chain<'a, E> {
     #[inline]
     fn prefetch_all(&self, mixed: u64) {
         prefetch(self.iter(), mixed);
+    }
+
+    /// Copies of the item in every level, by each level's validated count, and the levels
+    /// holding any, bit `i` for table `i` (0 the newest).
+    fn copies(&self, mixed: u64) -> (usize, u64) {
+        let counts = self.iter().map(|table| table.count(table.slots(mixed)));
+        counts.enumerate().fold((0, 0), |(copies, holders), (i, count)| {
+            (copies + count, holders | u64::from(count > 0) << i)
+        })
     }
 
     /// Items the levels promise to accept together.
@@ -1285,14 +1370,4 @@ mod tests {
         levels.insert(mixed).unwrap();
         assert!(chain.lookup(mixed) && levels.contains(mixed));
     }
-}
-
-/// What [`Levels::take_from_one_level`] did.
-enum Taken {
-    /// Took one copy, from the one level holding matches.
-    Copy,
-    /// No level holds a match.
-    Absent,
-    /// Several levels hold matches: it took none.
-    Ambiguous,
 }

@@ -8,9 +8,11 @@
 //! - an insert of the same item **claims** the entry and stores nothing, since the surplus copy
 //!   serves as the item's copy again (so inserting and removing such an item, any number of
 //!   times, leaves at most the surplus copies of its removes outstanding, never more);
-//! - before a growth, and when an insert meets the ceiling, the filter **sweeps** the entries:
-//!   each is taken out and its remove tried again, which succeeds once only one level matches
-//!   (the colliding item in the other level was removed meanwhile).
+//! - the item's next remove, and before a growth or when an insert meets the ceiling a
+//!   **sweep** of every entry, **settle** the entries of a key: they are taken out and the
+//!   surplus copies removed once only one level matches (the colliding item in the other level
+//!   was removed meanwhile) or once every copy that matches is a pending removal's, and
+//!   recorded again otherwise (`levels`, "Churn").
 //!
 //! An entry is one word: the item's mixed hash with its low 16 bits replaced by its fingerprint
 //! ([`key`]), which has the item's slots in every level and is never 0 (a fingerprint never is),
@@ -24,10 +26,13 @@
 //!
 //! - **Entries.** Whoever CASes an entry from a key to 0 owns one surplus copy of that key's
 //!   fingerprint in the levels, which the remove that registered it saw: a claiming insert makes
-//!   it its item's copy, a sweep removes it or registers it again. Exactly one thread wins each
+//!   it its item's copy, a settle removes it or registers it again. Exactly one thread wins each
 //!   entry. The registration is a Release CAS and both takes are AcqRel, so everything the
 //!   remover saw (the surplus copy's put, and the level holding it) happens-before what the new
 //!   owner does next, and so before any lookup that starts after a claiming insert returned.
+//!   Counting a key's entries ([`Block::count`]) reads them Relaxed and owns nothing: it
+//!   decides whether a remove records a removal and whether a settle completes them, and the
+//!   remove's announcement (`levels`, "Settling") orders it.
 //! - **Overflow blocks** are published as levels are (`levels`, "Publication"): built, then
 //!   CASed onto `newest` with AcqRel, read through Acquire loads of `newest`; a block's link never
 //!   changes, and blocks are freed only through `&mut`. A level's own block is published with
@@ -116,24 +121,19 @@ impl Block {
         })
     }
 
-    /// Takes each recorded pending removal in turn and hands its key to `complete`, which then
-    /// owns its surplus copy.
-    pub(crate) fn sweep(&self, mut complete: impl FnMut(u64)) {
-        for index in 0..self.entries.len() {
-            if let Some(key) = self.take(index) {
-                complete(key);
-            }
-        }
+    /// How many pending removals of `key` this block records.
+    pub(crate) fn count(&self, key: u64) -> usize {
+        // Relaxed: a count that owns nothing. A remove that registered and then counts orders
+        // its registration before the count through `Levels::remove`'s announcement, so of
+        // two removes that register at once, the later to announce counts both.
+        self.window(key).filter(|entry| entry.load(Ordering::Relaxed) == key).count()
     }
 
-    /// Takes whatever pending removal entry `index` holds.
-    fn take(&self, index: usize) -> Option<u64> {
-        let entry = &self.entries[index];
-        // Relaxed: only a guess; the CAS below decides and orders.
-        let key = sync::load_for_update(entry, Ordering::Relaxed);
-        // AcqRel: as in `claim`.
-        (key != 0 && entry.compare_exchange(key, 0, Ordering::AcqRel, Ordering::Relaxed).is_ok())
-            .then_some(key)
+    /// The keys the block records pending removals of, one per entry, as a read finds them:
+    /// `settle` claims what it completes (a key may be claimed meanwhile, or listed twice).
+    pub(crate) fn keys(&self) -> impl Iterator<Item = u64> + '_ {
+        // Relaxed: only a guess; the claim that follows decides and orders.
+        self.entries.iter().map(|entry| entry.load(Ordering::Relaxed)).filter(|&key| key != 0)
     }
 
     pub(crate) fn len(&self) -> usize {

@@ -4,6 +4,7 @@
 //! `.ci/run` runs in release.
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 use std::thread;
@@ -948,18 +949,33 @@ fn a_merge_that_runs_out_of_room_counts_no_removed_item() {
     };
     let build =
         || CuckooFilter::builder().capacity(1_000).seed(SEED).max_capacity(three_levels).build();
-    // The other filter: every key inserted into level 0 and again into a newer level, then
-    // every copy and filler removed; the removes that found copies in two levels keep them.
+    // The other filter: every key in level 0, and an item colliding with most in level 2 only
+    // (its fingerprint and pair there); then every item removed. A key's remove finds matches
+    // in two levels and leaves a pending removal, which stays: its collider's remove is exact.
     let other = build();
-    for key in 0..KEYS {
-        other.insert(&key).unwrap();
+    let keys: Vec<u64> = (0..KEYS).map(|key| other.hasher().hash_one(key)).collect();
+    for &key in &keys {
+        other.insert_hash(key).unwrap();
     }
     let fillers = grow_with_fillers(&other, 3);
-    for key in 0..KEYS {
-        other.insert(&key).unwrap();
+    let level_0_pair = |hash: u64| {
+        let (first, second, _) = other.slots_for_hash(hash);
+        (first.min(second), first.max(second))
+    };
+    let colliders: Vec<u64> = keys
+        .iter()
+        .filter_map(|&key| {
+            // From the pair's other end: a level's first bucket determines the older levels'.
+            let (_, second, fingerprint) = other.slots_for_hash_in_level(2, key);
+            let collider = other.hash_for_slot_in_level(2, second, fingerprint);
+            (level_0_pair(collider) != level_0_pair(key)).then_some(collider)
+        })
+        .collect();
+    for &collider in &colliders {
+        other.insert_hash(collider).unwrap();
     }
-    for key in (0..KEYS).chain(0..KEYS) {
-        assert!(other.remove(&key));
+    for &hash in keys.iter().chain(&colliders) {
+        assert!(other.remove_hash(hash));
     }
     for n in 0..fillers {
         assert!(other.remove(&filler(n)));

@@ -242,14 +242,17 @@ pub struct Stats {
     /// none (a match in another level may be a different item's only copy, so taking it could
     /// lose that item). The item stays as a false positive. Inserts keep an item's copies in one
     /// level, so this happens about as often as a false positive in another level,
-    /// `8 × load / 65,532` a remove, and to inserts that raced a growth or found the level of
-    /// their item's copies full. Most such removes stay pending ([`pending_removals`](Self::pending_removals)).
+    /// `8 × load / 65,532` a remove, and to copies inserted while another thread grew the filter
+    /// or while their item's level was full. Most such removes stay pending
+    /// ([`pending_removals`](Self::pending_removals)).
     pub retained_removals: u64,
-    /// Of [`retained_removals`](Self::retained_removals), those still pending: an insert of the
-    /// same item takes the fingerprint back instead of storing another, and the filter completes
-    /// the remove (freeing the fingerprint) once only one level matches, when it next sweeps
-    /// (before a growth, and when an insert meets the ceiling). The rest were retained for good:
-    /// no entry was free for them, or a snapshot, clone or merge brought them.
+    /// Of [`retained_removals`](Self::retained_removals), those still pending: never more than
+    /// the item's matching copies (but for removes racing past its last copy). An insert of the
+    /// same item takes the fingerprint back instead of storing another; the remove that makes
+    /// them as many as the matching copies takes every copy; and once only one level matches,
+    /// the item's next remove, or the sweep before a growth or when an insert meets the
+    /// ceiling, completes them. The rest were retained for good: no entry was free for them, or
+    /// a snapshot, clone or merge brought them.
     pub pending_removals: u64,
 }
 

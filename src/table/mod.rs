@@ -499,7 +499,7 @@ impl<E: BucketEncoding> Table<E> {
     /// Whether every lane of the item's buckets holds its fingerprint, by one plain read of
     /// each: a hint, which a relocation in flight can change.
     pub(crate) fn filled_with(&self, slots: Slots) -> bool {
-        // Relaxed: only a hint; it decides whether an insert grows the filter, never what a
+        // Relaxed: only a hint; it decides whether an insert refuses a copy, never what a
         // lookup answers.
         let first = self.buckets[slots.first].load(Ordering::Relaxed);
         let second = self.buckets[slots.second].load(Ordering::Relaxed);

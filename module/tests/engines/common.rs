@@ -309,3 +309,27 @@ pub fn create_mix(c: &mut redis::Connection, prefix: &str) -> usize {
         .unwrap();
     34
 }
+
+/// `CF.SCANDUMP`'s chunks of `key`, with their cursors.
+pub fn dump(c: &mut redis::Connection, key: &str) -> Vec<(i64, Vec<u8>)> {
+    let mut cursor = 0i64;
+    let mut chunks = Vec::new();
+    loop {
+        let (next, data): (i64, Option<Vec<u8>>) =
+            redis::cmd("CF.SCANDUMP").arg(key).arg(cursor).query(c).unwrap();
+        if next == 0 {
+            return chunks;
+        }
+        chunks.push((next, data.expect("a chunk")));
+        cursor = next;
+    }
+}
+
+/// Each chunk `CF.LOADCHUNK`ed into `key`.
+pub fn load(c: &mut redis::Connection, key: &str, chunks: &[(i64, Vec<u8>)]) {
+    for (cursor, data) in chunks {
+        let reply =
+            call(c, &[b"CF.LOADCHUNK", key.as_bytes(), cursor.to_string().as_bytes(), data]);
+        assert_eq!(reply.unwrap(), redis::Value::Okay);
+    }
+}

@@ -6,8 +6,8 @@
 use redis::Value;
 
 use crate::common::{
-    call, create_mix, dataset_digest, digest, digests, info_field, run, wait_replica, wait_until,
-    Node, ENGINES,
+    call, create_mix, dataset_digest, digest, digests, dump, info_field, load, run, wait_replica,
+    wait_until, Node, ENGINES,
 };
 
 /// Writes of every kind to `filters` filters: reserves (fixed, growable from small, tuned),
@@ -85,30 +85,6 @@ fn a_replica_holds_every_acknowledged_write_byte_for_byte() {
         assert_eq!(digest(&mut r, "f0-halves"), digest(&mut p, "f0-halves"));
         // And a replica refuses writes, as the engine does for every write command.
         assert!(call(&mut r, &[b"CF.ADD", b"f0", b"z"]).is_err());
-    }
-}
-
-/// `CF.SCANDUMP`'s chunks of `key`, with their cursors.
-fn dump(c: &mut redis::Connection, key: &str) -> Vec<(i64, Vec<u8>)> {
-    let mut cursor = 0i64;
-    let mut chunks = Vec::new();
-    loop {
-        let (next, data): (i64, Option<Vec<u8>>) =
-            redis::cmd("CF.SCANDUMP").arg(key).arg(cursor).query(c).unwrap();
-        if next == 0 {
-            return chunks;
-        }
-        chunks.push((next, data.expect("a chunk")));
-        cursor = next;
-    }
-}
-
-/// Each chunk `CF.LOADCHUNK`ed into `key`.
-fn load(c: &mut redis::Connection, key: &str, chunks: &[(i64, Vec<u8>)]) {
-    for (cursor, data) in chunks {
-        let reply =
-            call(c, &[b"CF.LOADCHUNK", key.as_bytes(), cursor.to_string().as_bytes(), data]);
-        assert_eq!(reply.unwrap(), Value::Okay);
     }
 }
 

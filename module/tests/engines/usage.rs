@@ -5,8 +5,8 @@
 use redis::Value;
 
 use crate::common::{
-    call, cf_info, digest, free_port, info_field, memory_usage, module, run, used_memory,
-    wait_until, Node, ENGINES,
+    call, cf_info, digest, dump, free_port, info_field, load, memory_usage, module, run,
+    used_memory, wait_until, Node, ENGINES,
 };
 
 #[test]
@@ -625,5 +625,59 @@ fn churn_of_thousands_of_keys_under_maxmemory_never_passes_it() {
             live.retain(|key| !gone.contains(key));
         }
         assert!(made > 1000, "{engine:?}: {made} filters made");
+    }
+}
+
+/// Items added `k` times (`k` up to 24) and deleted `k` times in a filter of three levels: the
+/// first eight adds are accepted and the rest refused, as a fixed filter refuses them; the first
+/// deletes answer 1 and every later one 0; `CF.COUNT` ends at 0 and "Number of items inserted"
+/// where it was; then a `CF.SCANDUMP`/`CF.LOADCHUNK` copy holds every item.
+#[test]
+fn multisets_in_a_grown_filter_delete_exactly_and_dump_whole() {
+    for engine in ENGINES {
+        let dir = tempfile::tempdir().unwrap();
+        let Some(node) = Node::start(engine, dir.path(), &[]) else { continue };
+        let mut c = node.client();
+        run(&mut c, "CF.RESERVE f 100");
+        let mut fillers = 0;
+        while cf_info(&mut c, "f", "Number of filters") < 3 {
+            assert!(insert_batch(&mut c, "f", fillers, 50), "{engine:?}: a filler refused");
+            fillers += 50;
+        }
+        let inserted = cf_info(&mut c, "f", "Number of items inserted");
+        for k in 1..=24usize {
+            // An item that matches no filler (no false positive), so the counts are its own.
+            let item = (0..)
+                .map(|n| format!("dup{k}-{n}"))
+                .find(|item| run(&mut c, &format!("CF.EXISTS f {item}")) == Value::Int(0))
+                .unwrap();
+            let add = [&b"CF.ADD"[..], b"f", item.as_bytes()];
+            let replies: Vec<_> = (0..k).map(|_| call(&mut c, &add)).collect();
+            let accepted = replies.iter().filter(|reply| reply.is_ok()).count();
+            assert_eq!(accepted, k.min(8), "{engine:?}: {k} adds: {replies:?}");
+            for reply in &replies[accepted..] {
+                let refused = reply.as_ref().unwrap_err().to_string().replacen(": ", " ", 1);
+                assert_eq!(refused, "Filter is full", "{engine:?}");
+            }
+            for i in 0..k + 2 {
+                let deleted = run(&mut c, &format!("CF.DEL f {item}"));
+                let expected = Value::Int(i64::from(i < accepted));
+                assert_eq!(deleted, expected, "{engine:?}: delete {i} of {k} copies");
+            }
+            assert_eq!(run(&mut c, &format!("CF.COUNT f {item}")), Value::Int(0), "{engine:?}");
+            assert_eq!(cf_info(&mut c, "f", "Number of items inserted"), inserted, "{engine:?}");
+        }
+        let chunks = dump(&mut c, "f");
+        load(&mut c, "copy", &chunks);
+        assert_eq!(cf_info(&mut c, "copy", "Number of items inserted"), inserted, "{engine:?}");
+        for from in (0..fillers).step_by(500) {
+            let items: Vec<String> =
+                (from..fillers.min(from + 500)).map(|i| format!("item{i}")).collect();
+            let Value::Array(found) = run(&mut c, &format!("CF.MEXISTS copy {}", items.join(" ")))
+            else {
+                panic!("CF.MEXISTS")
+            };
+            assert!(found.iter().all(|f| *f == Value::Int(1)), "{engine:?}: the copy lost an item");
+        }
     }
 }

@@ -212,3 +212,16 @@ pub fn have_tool(tool: &str) -> bool {
     }
     found
 }
+
+/// Copies filter `from` into the new key `to` through `CF.SCANDUMP` and `CF.LOADCHUNK`, chunk by
+/// chunk.
+pub fn copy_by_chunks(c: &mut redis::Connection, from: &str, to: &str) {
+    let mut cursor = 0i64;
+    loop {
+        let (next, chunk): (i64, Option<Vec<u8>>) =
+            redis::cmd("CF.SCANDUMP").arg(from).arg(cursor).query(c).unwrap();
+        let Some(chunk) = chunk else { break };
+        let _: () = redis::cmd("CF.LOADCHUNK").arg(to).arg(next).arg(chunk).query(c).unwrap();
+        cursor = next;
+    }
+}

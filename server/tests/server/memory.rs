@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::common::Server;
+use crate::common::{copy_by_chunks, Server};
 
 fn used_memory(c: &mut redis::Connection) -> usize {
     let info: String = redis::cmd("INFO").query(c).unwrap();
@@ -230,15 +230,7 @@ fn used_memory_follows_growth_loads_and_deletes() {
     assert_eq!(used_memory(&mut c), burst + grown, "after growing from {first} to {grown} bytes");
     assert!(grown < 64 << 10, "{grown} bytes for 200 items");
     // A copy through CF.SCANDUMP and CF.LOADCHUNK is counted with its levels.
-    let mut cursor = 0i64;
-    loop {
-        let (next, chunk): (i64, Option<Vec<u8>>) =
-            redis::cmd("CF.SCANDUMP").arg("tiny").arg(cursor).query(&mut c).unwrap();
-        let Some(chunk) = chunk else { break };
-        let _: () =
-            redis::cmd("CF.LOADCHUNK").arg("copy").arg(next).arg(chunk).query(&mut c).unwrap();
-        cursor = next;
-    }
+    copy_by_chunks(&mut c, "tiny", "copy");
     assert_eq!(size(&mut c, "copy"), grown);
     assert_eq!(used_memory(&mut c), burst + 2 * grown);
     // Deletes give it back; a restart counts the saved filters as they were.

@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use crate::common::Server;
+use crate::common::{copy_by_chunks, Server};
 
 #[test]
 fn cuckoo_filter_commands_reply_as_redisbloom() {
@@ -223,4 +223,60 @@ fn many_clients_share_one_filter_without_false_negatives() {
     let info: Vec<redis::Value> = redis::cmd("CF.INFO").arg("shared").query(&mut c).unwrap();
     assert_eq!(info[7], redis::Value::Int(80_000), "items present");
     assert_eq!(info[9], redis::Value::Int(80_000), "items deleted");
+}
+
+/// Items added `k` times (`k` up to 24) and deleted `k` times in a filter of three levels: the
+/// first eight adds are accepted and the rest refused, as a fixed filter refuses them; the first
+/// deletes answer 1 and every later one 0; `CF.COUNT` ends at 0 and "Number of items inserted"
+/// where it was; then a `CF.SCANDUMP`/`CF.LOADCHUNK` copy holds every item.
+#[test]
+fn multisets_in_a_grown_filter_delete_exactly_and_dump_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let mut c = server.client();
+    let info = |c: &mut redis::Connection, key: &str, field: &str| -> i64 {
+        let fields: std::collections::HashMap<String, i64> =
+            redis::cmd("CF.INFO").arg(key).query(c).unwrap();
+        fields[field]
+    };
+    let _: () = redis::cmd("CF.RESERVE").arg("f").arg(100).query(&mut c).unwrap();
+    let mut fillers = 0u64;
+    while info(&mut c, "f", "Number of filters") < 3 {
+        let added: Vec<i64> = redis::cmd("CF.INSERT")
+            .arg("f")
+            .arg("ITEMS")
+            .arg(&[fillers, fillers + 1])
+            .query(&mut c)
+            .unwrap();
+        assert_eq!(added, [1, 1], "a filler refused");
+        fillers += 2;
+    }
+    let inserted = info(&mut c, "f", "Number of items inserted");
+    for k in 1..=24usize {
+        // An item that matches no filler (no false positive), so the counts are its own.
+        let exists = |c: &mut redis::Connection, item: &str| -> i64 {
+            redis::cmd("CF.EXISTS").arg("f").arg(item).query(c).unwrap()
+        };
+        let item = (0..).map(|n| format!("dup{k}-{n}")).find(|i| exists(&mut c, i) == 0).unwrap();
+        let replies: Vec<redis::RedisResult<i64>> =
+            (0..k).map(|_| redis::cmd("CF.ADD").arg("f").arg(&item).query(&mut c)).collect();
+        let accepted = replies.iter().filter(|reply| reply.is_ok()).count();
+        assert_eq!(accepted, k.min(8), "{k} adds: {replies:?}");
+        for reply in &replies[accepted..] {
+            let refused = reply.as_ref().unwrap_err().to_string().replacen(": ", " ", 1);
+            assert_eq!(refused, "Filter is full");
+        }
+        for i in 0..k + 2 {
+            let deleted: i64 = redis::cmd("CF.DEL").arg("f").arg(&item).query(&mut c).unwrap();
+            assert_eq!(deleted, i64::from(i < accepted), "delete {i} of {k} copies");
+        }
+        let count: i64 = redis::cmd("CF.COUNT").arg("f").arg(&item).query(&mut c).unwrap();
+        assert_eq!(count, 0);
+        assert_eq!(info(&mut c, "f", "Number of items inserted"), inserted);
+    }
+    copy_by_chunks(&mut c, "f", "copy");
+    assert_eq!(info(&mut c, "copy", "Number of items inserted"), inserted);
+    let items: Vec<u64> = (0..fillers).collect();
+    let found: Vec<i64> = redis::cmd("CF.MEXISTS").arg("copy").arg(&items).query(&mut c).unwrap();
+    assert!(found.iter().all(|&f| f == 1), "the copy lost an item");
 }
