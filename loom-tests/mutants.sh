@@ -241,7 +241,7 @@ remove_holders_unvalidated() {
 }
 # An insert that stores into the newest level whatever level holds the item's copies.
 insert_ignores_home() {
-    mutate_levels holder 1 "self.get(holders.trailing_zeros() as usize)" "self.get(usize::MAX)"
+    mutate_levels insert_from 1 "if holding != 0 {" "if false {"
 }
 # A pending removal recorded without Release, or claimed without Acquire.
 register_relaxed() {

@@ -131,7 +131,7 @@
 use core::ptr;
 use std::io;
 
-use crate::bucket::BucketEncoding;
+use crate::bucket::{BucketEncoding, LANES};
 use crate::error::InsertError;
 use crate::pending::{self, Block, Overflow};
 use crate::sizing::{buckets_for, capacity_of};
@@ -147,6 +147,10 @@ pub(crate) const MAX_LEVELS: usize = 32;
 /// growth to six, so lookups read few levels, and the false-positive rate (the sum of the
 /// levels') under 0.1%; the cost is memory: the newest level is often mostly empty.
 pub(crate) const GROWTH_FACTOR: usize = 4;
+
+/// The most copies of an item: four lanes in each of its two buckets, in a growable filter's
+/// levels together as in a fixed filter's table.
+const MAX_COPIES: usize = 2 * LANES;
 
 /// Relocations of an insert after which a growable filter checks whether the level is full
 /// ([`Levels::close_if_full`]): paths this long are rare below the promised load (0.2% of
@@ -612,11 +616,14 @@ impl<E: BucketEncoding> Levels<E> {
         loop {
             let table = self.table_of(newest);
             let slots = table.slots(mixed);
-            // The level holding the item's copies (a plain read: a hint, on which no answer
+            // The levels holding the item's copies (a plain read: a hint, on which no answer
             // rests), so that they stay together and its removes take them exactly (`remove`).
+            let chain = self.chain_from(newest);
+            let holding = chain.holding(mixed);
             let mut tried = false;
-            if let Some(home) = self.chain_from(newest).holder(mixed) {
-                if let Some(joined) = Self::join(home, mixed) {
+            if holding != 0 {
+                let home = chain.get(holding.trailing_zeros() as usize).expect("a level");
+                if let Some(joined) = Self::join(&chain, home, holding, mixed) {
                     return joined;
                 }
                 tried = ptr::eq(home, table);
@@ -650,20 +657,30 @@ impl<E: BucketEncoding> Levels<E> {
         }
     }
 
-    /// Stores a copy of the item in `home`, the level holding its other copies, or refuses it
-    /// there as a fixed filter would: when its copies fill its buckets (eight copies, or four
-    /// where its buckets are one), and when `home` is not full but has no lane in reach
-    /// (crowded). `None` when `home` is full around copies that leave room: the copy then
-    /// goes where a new item's would, since a match in a full level is as likely another
-    /// item's fingerprint (a false positive there) as the item's, and a new item must not be
-    /// refused for it; removes still take exactly the copies inserted (`remove`).
-    fn join(home: &Table<E>, mixed: u64) -> Option<Result<(), InsertError>> {
+    /// Stores a copy of the item in `home`, the newest of the levels `holding` its copies in
+    /// `chain`, or refuses it there as a fixed filter would: when its copies fill its buckets
+    /// (eight copies, or four where its buckets are one), and when `home` is not full but has
+    /// no lane in reach (crowded). `None` when `home` is full around copies that leave room:
+    /// the copy then goes where a new item's would, since a match in a full level is as likely
+    /// another item's fingerprint (a false positive there) as the item's, and a new item must
+    /// not be refused for it; removes still take exactly the copies inserted (`remove`). So
+    /// that an item never has more than eight copies, matches in several levels count
+    /// together.
+    fn join(
+        chain: &Chain<'_, E>,
+        home: &Table<E>,
+        holding: u64,
+        mixed: u64,
+    ) -> Option<Result<(), InsertError>> {
         let slots = home.slots(mixed);
-        if home.try_insert(slots).is_ok() {
-            return Some(Ok(()));
-        }
-        if home.is_full() && !home.filled_with(slots) {
-            return None;
+        let at_most = holding.count_ones() > 1 && chain.matches(mixed) >= MAX_COPIES;
+        if !at_most {
+            if home.try_insert(slots).is_ok() {
+                return Some(Ok(()));
+            }
+            if home.is_full() && !home.filled_with(slots) {
+                return None;
+            }
         }
         home.record_refused(slots.first);
         Some(Err(InsertError::Full))
@@ -1126,14 +1143,13 @@ impl<'a, E: BucketEncoding> Chain<'a, E> {
         self.copies(mixed).1
     }
 
-    /// The newest level holding a copy of the item's fingerprint in its buckets, if any
-    /// ([`Levels::insert`]): a plain read of every level ([`Table::may_hold`]), each level's
-    /// buckets loaded before any is tested, with no branch in between, so that their misses
-    /// overlap. One loop over the list, as in [`lookup`](Self::lookup): through the chained
-    /// iterators the read did not inline (measured: 380 instructions of a six-level insert's
-    /// 644, against 202 for a whole insert into one level).
+    /// The levels holding a copy of the item's fingerprint in its buckets, bit `i` for table
+    /// `i` (0 the newest), for [`Levels::insert`]: a plain read of every level
+    /// ([`Table::may_hold`]), each level's buckets loaded before any is tested, with no branch
+    /// in between, so that their misses overlap. One loop over the list, as in
+    /// [`lookup`](Self::lookup), which the compiler inlines where chained iterators were not.
     #[inline]
-    fn holder(&self, mixed: u64) -> Option<&'a Table<E>> {
+    fn holding(&self, mixed: u64) -> u64 {
         let newest = self.newest_table();
         let mut holders = u64::from(newest.may_hold(newest.slots(mixed)));
         if self.newest.is_some() {
@@ -1145,7 +1161,13 @@ impl<'a, E: BucketEncoding> Chain<'a, E> {
             let level_0 = u64::from(self.level_0.may_hold(self.level_0.slots(mixed)));
             holders |= level_0 << (self.older.len() + 1);
         }
-        self.get(holders.trailing_zeros() as usize)
+        holders
+    }
+
+    /// Matches of the item's fingerprint in its buckets of every level, by a plain read of each
+    /// ([`Table::matches`]).
+    fn matches(&self, mixed: u64) -> usize {
+        self.iter().map(|table| table.matches(table.slots(mixed))).sum()
     }
 
     /// [`lookup`](Self::lookup) after a removal announced in some level left its miss unproven:

@@ -496,17 +496,21 @@ impl<E: BucketEncoding> Table<E> {
         E::contains(first, slots.fingerprint) | E::contains(second, slots.fingerprint)
     }
 
-    /// Whether every lane of the item's buckets holds its fingerprint, by one plain read of
-    /// each: a hint, which a relocation in flight can change.
-    pub(crate) fn filled_with(&self, slots: Slots) -> bool {
+    /// Copies of the item's fingerprint in its buckets, by one plain read of each: a hint,
+    /// which a relocation in flight can change.
+    pub(crate) fn matches(&self, slots: Slots) -> usize {
         // Relaxed: only a hint; it decides whether an insert refuses a copy, never what a
         // lookup answers.
         let first = self.buckets[slots.first].load(Ordering::Relaxed);
         let second = self.buckets[slots.second].load(Ordering::Relaxed);
-        let lanes = if slots.first == slots.second { LANES } else { 2 * LANES };
         E::count(first, slots.fingerprint)
             + usize::from(slots.first != slots.second) * E::count(second, slots.fingerprint)
-            == lanes
+    }
+
+    /// Whether every lane of the item's buckets holds its fingerprint ([`matches`](Self::matches)).
+    pub(crate) fn filled_with(&self, slots: Slots) -> bool {
+        let lanes = if slots.first == slots.second { LANES } else { 2 * LANES };
+        self.matches(slots) == lanes
     }
 
     #[inline]
