@@ -219,16 +219,6 @@ remove_takes_first_match() {
     mutate_levels remove_grown 1 "_ => break," \
         "_ => chain.get(holders.trailing_zeros() as usize).expect(\"a level\"),"
 }
-# A remove that records a pending removal however many are recorded: removes run past the
-# copies.
-remove_unbounded() {
-    mutate_levels remove_grown 1 "if self.pending_of(newest, key) >= copies {" "if false {"
-}
-# A remove's announcement Relaxed: two removes that register at once may each count only its
-# own entry, and neither completes the removals that now match every copy.
-announcement_relaxed() {
-    mutate_levels remove_grown 1 "fetch_add(0, Ordering::AcqRel)" "fetch_add(0, Ordering::Relaxed)"
-}
 # A settle that completes pending removals while another level still holds a colliding item's
 # copies.
 settle_ignores_collisions() {
@@ -314,8 +304,6 @@ mutants=(
     "lookup_newest_only|growth: lookups read the newest level only"
     "lookup_validates_newest_only|growth: lookups validate the newest level's read only"
     "remove_takes_first_match|growth: remove takes a copy when two levels hold one"
-    "remove_unbounded|growth: remove records a pending removal past the copies"
-    "announcement_relaxed|growth: remove's announcement Relaxed"
     "settle_ignores_collisions|growth: settle completes removals while another level collides"
     "remove_holders_unvalidated|growth: remove's one pass over the levels unvalidated"
     "insert_ignores_home|growth: inserts ignore the level holding the item's copies"

@@ -298,10 +298,10 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// them may be another item's only copy. It then takes none: it returns `true`, counts the
     /// item out of [`len`](Self::len) and [`count`](Self::count), and records a pending removal
     /// ([`Stats::pending_removals`](crate::Stats::pending_removals)); the item stays as a false
-    /// positive until it is settled. Once every matching copy is some pending removal's, the
-    /// item has no copy left and a remove returns `false`, so removes never run past the copies
-    /// (removes of one item racing each other past its last copy may record one each before
-    /// they see each other's). The item's next insert takes a pending copy back instead of
+    /// positive until it is settled. Once every matching copy is some pending removal's, they
+    /// are completed and a further remove returns `false`, so removes never run past the
+    /// copies (removes of one item racing each other past its last copy may record one each
+    /// before they see each other's). The item's next insert takes a pending copy back instead of
     /// storing another; the remove that makes the pending removals as many as the matching
     /// copies takes them all (they were the item's own, split across levels); and once one
     /// level alone matches (the colliding item was removed), the item's next remove, or the

@@ -24,7 +24,7 @@
 //! and grow without bound. So:
 //!
 //! - **An insert joins its item's level**: the newest level holding a copy of the item's
-//!   fingerprint in its buckets ([`Chain::holder`], a plain read of every level, their misses
+//!   fingerprint in its buckets ([`Chain::holding`], a plain read of every level, their misses
 //!   overlapped), else the newest level. A copy that level cannot take is refused there as in
 //!   a fixed filter ([`Levels::join`]: the item's copies fill its buckets, or the level is
 //!   crowded, not full), so at most eight copies of an item are stored and a refusal never
@@ -34,9 +34,10 @@
 //! - **A level stops taking new items at its promise** ([`capacity_of`]) and keeps its last few
 //!   percent of lanes for the copies of the items it holds ([`Levels::close_if_full`]), so
 //!   that joins rarely find it full.
-//! - **A remove that finds matches in two levels records a pending removal** ([`pending`]),
-//!   unless every matching copy is already some pending removal's: then the item has no copy
-//!   left and the remove answers `false`. The item's next insert claims a pending removal
+//! - **A remove that finds matches in two levels records a pending removal** ([`pending`]);
+//!   once every matching copy is some pending removal's, they are completed (below), so a
+//!   further remove finds no copy and answers `false`. The item's next insert claims a pending
+//!   removal
 //!   instead of storing another copy, and a settle ([`Levels::settle`]) completes them once
 //!   the levels tell which copies they are: when they are as many as the matching copies (the
 //!   remove that makes them so settles), or when one level alone matches (the item's next
@@ -66,7 +67,7 @@
 //!   takes copies from several levels only for pending removals as many as the matching
 //!   copies, each claimed first. So it never takes another level's only copy of a colliding
 //!   item that was inserted and not removed, whatever level inserts chose: which level an
-//!   insert joins is a hint (`holder` reads without validation) on which no answer rests.
+//!   insert joins is a hint (`holding` reads without validation) on which no answer rests.
 //! - **Every copy left behind is accounted.** It is a pending removal, whose owner (the
 //!   claiming insert or the settle that takes it) is unique (`pending`), or a removal retained
 //!   for good (no entry could be had under a memory ceiling, or a snapshot or merge brought it).
@@ -79,9 +80,16 @@
 //! false positive. So a remove that registered announces it with an AcqRel read-modify-write of
 //! `pending_count` before it counts: announcements are totally ordered, each acquires the
 //! registrations released before the ones it follows, and the last to announce counts every
-//! entry. A remove checks its bound (pending removals fewer than the copies) before it
-//! registers, so removes racing past an item's last copy can each record one before they see
-//! each other's; a settle bounded by the entries it counted drops an entry whose copy is gone.
+//! entry. Two registrations of one key that probe the same entries in the same order see each
+//! other without it (the later one's failed CAS on the earlier one's entry reads it), so the
+//! stale counts need a third thread that frees another key's entry between them; no loom
+//! model covers that (three threads of removes and claims are past the suite's budget), and
+//! weakening the announcement goes unseen by the models.
+//!
+//! A remove settles the item's pending removals before it reads the levels, so once they are
+//! as many as the copies a later remove finds none; removes racing past an item's last copy
+//! can each record one before they see each other's, and a settle bounded by the entries it
+//! counted drops an entry whose copy is gone.
 //!
 //! ## Publication
 //!
@@ -118,10 +126,11 @@
 //! ## Progress
 //!
 //! A lookup reads at most [`MAX_LEVELS`] levels, each wait-free: wait-free. An insert that the
-//! level holding its item's copies and the newest level refuse finds a newer level (another
-//! thread grew the filter), publishes one, or, when no level can be added, tries every level
-//! once and stops; its CAS fails only when another thread published a level, which happens at
-//! most [`MAX_LEVELS`] times: lock-free. No thread waits for a growth: each thread that finds
+//! level holding its item's copies refuses stops there, unless that level is full; one that a
+//! full newest level refuses finds a newer level (another thread grew the filter), publishes
+//! one, or, when no level can be added, tries every level once and stops; its CAS fails only
+//! when another thread published a level, which happens at most [`MAX_LEVELS`] times:
+//! lock-free. No thread waits for a growth: each thread that finds
 //! the newest level full builds a level and races to publish it, and the losers free theirs
 //! (counted as `discarded_levels` in the stats). Registering, claiming and settling
 //! pending removals are CASes on entries that fail only when another thread took or filled the
@@ -433,9 +442,7 @@ impl<E: BucketEncoding> Levels<E> {
     /// collides with this one there (as likely as a false positive in that level). So a remove
     /// takes a copy only when exactly one level holds matches. When several do, it takes none:
     /// it answers `true`, counts the item as removed and records a pending removal
-    /// ([`pending`]), as long as the matching copies outnumber the item's pending removals;
-    /// once every copy is some pending removal's, the item has none left, and a remove answers
-    /// `false`. A later insert of the item claims a pending removal, and a settle completes
+    /// ([`pending`]). A later insert of the item claims a pending removal, and a settle completes
     /// them ([`settle`](Self::settle)). Inserts keep an item's copies in one level (`insert`),
     /// so only collisions between distinct items, and inserts racing a growth, leave an
     /// item's matches in two levels.
@@ -470,12 +477,8 @@ impl<E: BucketEncoding> Levels<E> {
             }
             // Another thread took the copies since they were counted: count again.
         }
-        // Ambiguous: record a removal, unless every matching copy is already some pending
-        // removal's (the item has none left).
-        let (copies, _) = chain.copies(mixed);
-        if self.pending_of(newest, key) >= copies {
-            return false;
-        }
+        // Ambiguous: record a removal. (Were every matching copy some pending removal's already,
+        // the settle above would have completed them and found none.)
         self.leave_behind(newest, key);
         // The announcement. AcqRel: a read-modify-write, so the announcements of removes that
         // register at once are ordered, and each acquires the registrations released by those
@@ -583,7 +586,7 @@ impl<E: BucketEncoding> Levels<E> {
     }
 
     /// Asks the CPU to start loading the item's buckets that an insert reads: in every level
-    /// of a grown filter (`Chain::holder`), in the newest otherwise.
+    /// of a grown filter (`Chain::holding`), in the newest otherwise.
     #[inline]
     pub(crate) fn prefetch_for_insert(&self, mixed: u64) {
         self.chain_from(self.newest()).prefetch_all(mixed);

@@ -75,8 +75,8 @@
 //!   another item's only copy. It takes none and records a *pending removal*
 //!   ([`Stats::pending_removals`]), counted out of `len` and [`count`](CuckooFilter::count); the
 //!   item stays a false positive until it is settled. Pending removals are bounded by the copies
-//!   that match (once every matching copy is some pending removal's, a remove answers `false`),
-//!   and they are settled when the ambiguity goes: the item's next insert takes a pending copy
+//!   that match (once they are as many, they are completed, and a further remove answers
+//!   `false`), and they are settled when the ambiguity goes: the item's next insert takes a pending copy
 //!   back instead of storing another; once they are as many as the matching copies (every copy
 //!   is the item's own, and removed), the remove that made them so takes every copy; and once
 //!   one table alone matches (the colliding item was removed), the item's next remove, or the

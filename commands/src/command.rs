@@ -429,7 +429,8 @@ impl Command<'_> {
             Self::ScanDump { key, cursor } => keys.read(key, |e| match e {
                 None => Reply::error("ERR not found"),
                 // RedisBloom's answer for a filter holding no item: the dump is over at once
-                // (clients' dump loops stop on it, and there is nothing to load back).
+                // (clients' dump loops stop on it, and there is nothing to load back). Read from
+                // the tables, not `len`, so a fingerprint that is there is always dumped.
                 Some(e) if e.filter.is_empty() => Reply::Array(vec![Reply::Int(0), Reply::Null]),
                 Some(e) => dump_chunk(&e.filter, cursor, CHUNK_BYTES),
             })?,
