@@ -629,9 +629,10 @@ fn churn_of_thousands_of_keys_under_maxmemory_never_passes_it() {
 }
 
 /// Items added `k` times (`k` up to 24) and deleted `k` times in a filter of three levels: the
-/// first eight adds are accepted and the rest refused, as a fixed filter refuses them; the first
-/// deletes answer 1 and every later one 0; `CF.COUNT` ends at 0 and "Number of items inserted"
-/// where it was; then a `CF.SCANDUMP`/`CF.LOADCHUNK` copy holds every item.
+/// first eight adds (four for an item of one bucket) are accepted and the rest refused, as a
+/// fixed filter refuses them; the first deletes answer 1 and every later one 0; `CF.COUNT`
+/// ends at 0 and "Number of items inserted" where it was; then a `CF.SCANDUMP`/`CF.LOADCHUNK`
+/// copy holds every item.
 #[test]
 fn multisets_in_a_grown_filter_delete_exactly_and_dump_whole() {
     for engine in ENGINES {
@@ -653,8 +654,11 @@ fn multisets_in_a_grown_filter_delete_exactly_and_dump_whole() {
                 .unwrap();
             let add = [&b"CF.ADD"[..], b"f", item.as_bytes()];
             let replies: Vec<_> = (0..k).map(|_| call(&mut c, &add)).collect();
-            let accepted = replies.iter().filter(|reply| reply.is_ok()).count();
-            assert_eq!(accepted, k.min(8), "{engine:?}: {k} adds: {replies:?}");
+            // Eight copies fit, or four where the item's two buckets are one (its filter's key
+            // is random); the refusals come after every accepted copy.
+            let accepted = replies.iter().take_while(|reply| reply.is_ok()).count();
+            let fit = k.min(4)..=k.min(8);
+            assert!(fit.contains(&accepted), "{engine:?}: {k} adds: {replies:?}");
             for reply in &replies[accepted..] {
                 let refused = reply.as_ref().unwrap_err().to_string().replacen(": ", " ", 1);
                 assert_eq!(refused, "Filter is full", "{engine:?}");

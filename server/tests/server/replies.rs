@@ -226,9 +226,10 @@ fn many_clients_share_one_filter_without_false_negatives() {
 }
 
 /// Items added `k` times (`k` up to 24) and deleted `k` times in a filter of three levels: the
-/// first eight adds are accepted and the rest refused, as a fixed filter refuses them; the first
-/// deletes answer 1 and every later one 0; `CF.COUNT` ends at 0 and "Number of items inserted"
-/// where it was; then a `CF.SCANDUMP`/`CF.LOADCHUNK` copy holds every item.
+/// first eight adds (four for an item of one bucket) are accepted and the rest refused, as a
+/// fixed filter refuses them; the first deletes answer 1 and every later one 0; `CF.COUNT`
+/// ends at 0 and "Number of items inserted" where it was; then a `CF.SCANDUMP`/`CF.LOADCHUNK`
+/// copy holds every item.
 #[test]
 fn multisets_in_a_grown_filter_delete_exactly_and_dump_whole() {
     let dir = tempfile::tempdir().unwrap();
@@ -260,8 +261,10 @@ fn multisets_in_a_grown_filter_delete_exactly_and_dump_whole() {
         let item = (0..).map(|n| format!("dup{k}-{n}")).find(|i| exists(&mut c, i) == 0).unwrap();
         let replies: Vec<redis::RedisResult<i64>> =
             (0..k).map(|_| redis::cmd("CF.ADD").arg("f").arg(&item).query(&mut c)).collect();
-        let accepted = replies.iter().filter(|reply| reply.is_ok()).count();
-        assert_eq!(accepted, k.min(8), "{k} adds: {replies:?}");
+        // Eight copies fit, or four where the item's two buckets are one (its filter's key is
+        // random); the refusals come after every accepted copy.
+        let accepted = replies.iter().take_while(|reply| reply.is_ok()).count();
+        assert!((k.min(4)..=k.min(8)).contains(&accepted), "{k} adds: {replies:?}");
         for reply in &replies[accepted..] {
             let refused = reply.as_ref().unwrap_err().to_string().replacen(": ", " ", 1);
             assert_eq!(refused, "Filter is full");
