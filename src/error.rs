@@ -421,3 +421,45 @@ impl fmt::Display for MergeError {
 }
 
 impl std::error::Error for MergeError {}
+
+/// Why [`ChunkedSnapshot::write_next`](crate::ChunkedSnapshot::write_next) wrote nothing.
+///
+/// # Examples
+///
+/// ```
+/// use lockfree_cuckoo::{ChunkError, CuckooFilter};
+///
+/// let filter = CuckooFilter::with_capacity(100);
+/// let mut snapshot = filter.chunked_snapshot();
+/// let other = CuckooFilter::with_capacity(100_000);
+/// let refused = snapshot.write_next(&other, 1024, &mut Vec::new());
+/// assert_eq!(refused, Err(ChunkError::Changed));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ChunkError {
+    /// The filter is not the one the snapshot started from, or has been written since in a way
+    /// the snapshot can see (a level added, a different item count at the end): the bytes
+    /// would not load as that filter. Start a new snapshot.
+    Changed,
+    /// The output could not grow by the chunk.
+    AllocationFailed {
+        /// The bytes asked for.
+        bytes: usize,
+    },
+}
+
+impl fmt::Display for ChunkError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Changed => {
+                f.write_str("the cuckoo filter changed during its chunked snapshot; start again")
+            }
+            Self::AllocationFailed { bytes } => {
+                write!(f, "cannot allocate {bytes} bytes for a chunk of a snapshot")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ChunkError {}

@@ -48,7 +48,9 @@
 //! - **Wait-free lookups**: `contains` finishes in a bounded number of steps whatever other
 //!   threads do. **Lock-free updates**: an `insert` or `remove` retries only when another
 //!   thread's operation made progress, and never waits for a live snapshot
-//!   ([`write_to`](CuckooFilter::write_to)), which makes one pass over the table.
+//!   ([`write_to`](CuckooFilter::write_to)), which makes one pass over the table. A
+//!   [`ChunkedSnapshot`] writes the same bytes a chunk at a time, each chunk costing its own
+//!   bytes, for a filter nobody writes meanwhile (a server's dump in pieces).
 //! - **Nothing lost.** An insert that finds no room returns [`InsertError::Full`] and leaves the
 //!   set as it was; a fingerprint being relocated is never outside the table.
 //! - **Multiset.** An item inserted `k` times is present until removed `k` times, and its
@@ -270,11 +272,11 @@ mod table;
 
 pub use bucket::Encoding;
 pub use builder::Builder;
-pub use error::{BuildError, InsertError, LoadError, MergeError};
+pub use error::{BuildError, ChunkError, InsertError, LoadError, MergeError};
 pub use filter::CuckooFilter;
 pub use hasher::{AHashBuilder, DefaultHashBuilder, DefaultHasher};
 pub use semi_sorted_ref::SemiSortedRef;
-pub use snapshot::SnapshotInfo;
+pub use snapshot::{ChunkedSnapshot, SnapshotInfo};
 pub use stats::{InsertPaths, Stats};
 
 #[cfg(doctest)]

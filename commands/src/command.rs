@@ -8,9 +8,9 @@ use crate::args::{parse_i64, parse_u64, Argv};
 use crate::docs::{docs, Docs};
 use crate::entry::Entry;
 use crate::keyspace::{KeyError, Keyspace};
-use crate::loads::{dump_chunk, Loaded, CHUNK_BYTES, LOAD_FAILED};
 use crate::reply::{Protocol, Reply};
 use crate::settings::{Options, Settings, MAX_EXPANSION};
+use crate::transfers::{Loaded, CHUNK_BYTES, LOAD_FAILED};
 
 /// The largest capacity RedisBloom accepts for one filter.
 pub const MAX_CAPACITY: i64 = 1 << 30;
@@ -432,7 +432,10 @@ impl Command<'_> {
                 // (clients' dump loops stop on it, and there is nothing to load back). Read from
                 // the tables, not `len`, so a fingerprint that is there is always dumped.
                 Some(e) if e.filter.is_empty() => Reply::Array(vec![Reply::Int(0), Reply::Null]),
-                Some(e) => dump_chunk(&e.filter, cursor, CHUNK_BYTES),
+                Some(e) => keys
+                    .transfers()
+                    .dump_chunk(key, &e.filter, cursor, CHUNK_BYTES)
+                    .unwrap_or_else(|error| error),
             })?,
             Self::LoadChunk { key, cursor, data } => {
                 // A chunk that cannot end where its cursor says is a chunk RedisBloom cannot
@@ -443,7 +446,7 @@ impl Command<'_> {
                 if start == 0 && keys.read(key, |e| e.is_some())? {
                     return Err(KeyError::Exists);
                 }
-                match keys.loads().add(key, start, data) {
+                match keys.transfers().add(key, start, data) {
                     Ok(Loaded::Partial) => Reply::Ok,
                     Ok(Loaded::Whole(filter)) => {
                         let settings = Settings::of_loaded(&filter);

@@ -3,9 +3,9 @@
 use lockfree_cuckoo::InsertError;
 
 use crate::entry::Entry;
-use crate::loads::Loads;
 use crate::reply::Reply;
 use crate::settings::{Defaults, Settings};
+use crate::transfers::Transfers;
 
 /// Why a key could not be used as a command asked.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -20,6 +20,11 @@ pub enum KeyError {
     /// The filter would take an engine's `used_memory` past its `maxmemory`: refused before
     /// anything is allocated, with the engine's own error.
     OverMaxMemory,
+    /// The key's name is longer than the host keeps.
+    NameTooLong {
+        /// The longest name, in bytes.
+        limit: usize,
+    },
 }
 
 impl KeyError {
@@ -33,6 +38,9 @@ impl KeyError {
             Self::OutOfMemory => Reply::error("ERR Insufficient memory to create filter"),
             Self::OverMaxMemory => {
                 Reply::error("OOM command not allowed when used memory > 'maxmemory'.")
+            }
+            Self::NameTooLong { limit } => {
+                Reply::error_owned(format!("ERR key name longer than {limit} bytes"))
             }
         }
     }
@@ -78,7 +86,7 @@ pub trait Keyspace {
     fn adopt(&self, key: &[u8], entry: Entry) -> Result<(), KeyError>;
 
     /// The `CF.LOADCHUNK` transfers under way in this keyspace.
-    fn loads(&self) -> &Loads;
+    fn transfers(&self) -> &Transfers;
 
     /// Inserts `item` into `entry`, the filter at `key` that a callback was lent. Every insert
     /// of the commands comes here, since an insert is where a growable filter grows: a host

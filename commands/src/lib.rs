@@ -22,8 +22,9 @@
 //!   asked for, and its levels as "Number of filters").
 //! - `CF.SCANDUMP` chunks are the library's versioned snapshot bytes (`FORMAT.md`), not
 //!   RedisBloom's (a filter holding no item answers `0` and null at once, as RedisBloom's
-//!   does, so it makes no key on the other side). `CF.LOADCHUNK` creates the key only from a
-//!   whole snapshot that passes every check, and refuses a chunk out of order.
+//!   does, so it makes no key on the other side). Each call costs its chunk ([`Transfers`]),
+//!   and a cursor that continues no dump under way is an error. `CF.LOADCHUNK` creates the key
+//!   only from a whole snapshot that passes every check, and refuses a chunk out of order.
 //! - `CF.COMPACT` has nothing to do and answers `OK`: removes take their fingerprint out of the
 //!   table at once.
 //! - The `CF.INSERT` capacity and `CF.RESERVE` bounds are RedisBloom's (up to 2^30 items).
@@ -39,24 +40,26 @@
 //!   filter adds the field "Encoding".
 
 mod args;
+mod budget;
 mod command;
 mod docs;
 mod entry;
 mod keyspace;
-mod loads;
 mod reply;
 mod settings;
+mod transfers;
 
 pub use args::{lower_name, parse_i64, Argv};
+pub use budget::{growth_bound, Budget};
 pub use command::{
     encoding_name, find, parse, Command, Spec, COMMANDS, MAX_CAPACITY, MAX_LEVELS_REACHED,
 };
 pub use docs::{Arg, ArgKind, Docs, KeyUse};
 pub use entry::Entry;
 pub use keyspace::{KeyError, Keyspace};
-pub use loads::{dump_chunk, Loaded, Loads, CHUNK_BYTES};
-pub use reply::{write_bulk, write_error, Protocol, Reply};
+pub use reply::{header, write_bulk, write_error, Protocol, Reply};
 pub use settings::{
     Defaults, Options, Settings, DEFAULT_BUCKET_SIZE, DEFAULT_EXPANSION, DEFAULT_MAX_ITERATIONS,
     MAX_EXPANSION,
 };
+pub use transfers::{Loaded, Transfers, CHUNK_BYTES, MAX_DUMPS};

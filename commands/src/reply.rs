@@ -59,6 +59,22 @@ impl Reply {
         matches!(self, Self::Error(_))
     }
 
+    /// At least the bytes [`write`](Self::write) appends, in either protocol.
+    pub fn len_bound(&self) -> usize {
+        // A length or integer line: a marker, 20 digits and a sign, CRLF.
+        const LINE: usize = 24;
+        match self {
+            Self::Bulk(bytes) => LINE + bytes.len() + 2,
+            Self::Status(text) => text.len() + 3,
+            Self::Error(text) => text.len() + 3,
+            Self::Array(items) => LINE + items.iter().map(Self::len_bound).sum::<usize>(),
+            Self::Map(pairs) => {
+                LINE + pairs.iter().map(|(k, v)| k.len_bound() + v.len_bound()).sum::<usize>()
+            }
+            Self::Ok | Self::Int(_) | Self::Bool(_) | Self::Null => LINE,
+        }
+    }
+
     /// Appends the encoding of this reply in `protocol` to `out`.
     pub fn write(&self, protocol: Protocol, out: &mut Vec<u8>) {
         match self {
@@ -146,5 +162,11 @@ mod tests {
         assert_eq!(encode(&Reply::Ok, Protocol::Resp3), "+OK\r\n");
         assert_eq!(encode(&Reply::Bool(true), Protocol::Resp2), ":1\r\n");
         assert_eq!(encode(&Reply::Bool(false), Protocol::Resp3), "#f\r\n");
+        let all = [info, dump, Reply::Bulk(vec![7; 1000]), Reply::error("ERR x"), Reply::Int(-1)];
+        for reply in &all {
+            for protocol in [Protocol::Resp2, Protocol::Resp3] {
+                assert!(encode(reply, protocol).len() <= reply.len_bound(), "{reply:?}");
+            }
+        }
     }
 }

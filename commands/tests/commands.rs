@@ -6,18 +6,18 @@ use std::collections::HashMap;
 
 use lockfree_cuckoo::Encoding;
 use lockfree_cuckoo_commands::{
-    parse, Entry, KeyError, Keyspace, Loaded, Loads, Protocol, Reply, Settings, COMMANDS,
+    parse, Entry, KeyError, Keyspace, Loaded, Protocol, Reply, Settings, Transfers, COMMANDS,
 };
 
 /// One database as a map; `CF.*` keys only, but `other` holds a key of another type.
 struct Map {
     keys: RefCell<HashMap<Vec<u8>, Entry>>,
-    loads: Loads,
+    transfers: Transfers,
 }
 
 impl Map {
     fn new() -> Self {
-        Self { keys: RefCell::default(), loads: Loads::new(1 << 30, true) }
+        Self { keys: RefCell::default(), transfers: Transfers::new(1 << 30, true) }
     }
 }
 
@@ -58,8 +58,8 @@ impl Keyspace for Map {
         Ok(())
     }
 
-    fn loads(&self) -> &Loads {
-        &self.loads
+    fn transfers(&self) -> &Transfers {
+        &self.transfers
     }
 }
 
@@ -396,7 +396,6 @@ fn every_listed_command_parses_and_only_those() {
 
 #[test]
 fn small_chunks_in_order_make_the_filter() {
-    use lockfree_cuckoo_commands::dump_chunk;
     let m = Map::new();
     resp2(&m, "CF.RESERVE src 20000");
     for i in 0..15000 {
@@ -404,23 +403,32 @@ fn small_chunks_in_order_make_the_filter() {
     }
     let keys = m.keys.borrow();
     let filter = &keys[&b"src"[..]].filter;
-    let loads = Loads::new(1 << 20, true);
+    let loads = Transfers::new(1 << 20, true);
+    let dumps = Transfers::new(0, true);
     let (mut cursor, mut chunks) = (0, 0);
     let loaded = loop {
-        let Reply::Array(parts) = dump_chunk(filter, cursor, 1000) else { panic!() };
+        let reply = dumps.dump_chunk(b"src", filter, cursor, 1000).unwrap();
+        let Reply::Array(parts) = reply else { panic!() };
         let (Reply::Int(next), Reply::Bulk(data)) = (&parts[0], &parts[1]) else { panic!() };
         assert!(data.len() <= 1000);
         chunks += 1;
         let start = *next as u64 - 1 - data.len() as u64;
+        cursor = *next as u64;
         match loads.add(b"dst", start, data).unwrap() {
-            Loaded::Partial => cursor = *next as u64,
+            Loaded::Partial => {}
             Loaded::Whole(filter) => break filter,
         }
     };
     assert!(chunks > 30, "{chunks}");
     assert_eq!(loaded.to_bytes(), filter.to_bytes());
+    // The last cursor ends the dump; a cursor that continues no dump is an error.
+    let end = dumps.dump_chunk(b"src", filter, cursor, 1000);
+    assert!(matches!(&end, Ok(Reply::Array(parts)) if parts[0] == Reply::Int(0)), "{end:?}");
+    for (key, cursor) in [(&b"src"[..], 7), (b"other", 1001)] {
+        assert!(dumps.dump_chunk(key, filter, cursor, 1000).is_err(), "{cursor}");
+    }
     // Over the bound on held bytes, a transfer is refused.
-    let small = Loads::new(10_000, true);
+    let small = Transfers::new(10_000, true);
     let first = &filter.to_bytes()[..1000];
     assert!(small.add(b"dst", 0, first).is_err());
 }
@@ -432,7 +440,7 @@ fn transfers_hold_what_arrived_not_what_headers_claim() {
     resp2(&m, "CF.RESERVE big 250000 EXPANSION 0");
     let snapshot = m.keys.borrow()[&b"big"[..]].filter.to_bytes();
     assert!((500_000..1_000_000).contains(&snapshot.len()), "{}", snapshot.len());
-    let loads = Loads::new(1_000_000, true);
+    let loads = Transfers::new(1_000_000, true);
     // Both headers fit: neither reserves the length it claims.
     for key in [&b"a"[..], b"b"] {
         assert!(matches!(loads.add(key, 0, &snapshot[..4096]), Ok(Loaded::Partial)));
@@ -444,7 +452,7 @@ fn transfers_hold_what_arrived_not_what_headers_claim() {
     assert!(matches!(loads.add(b"b", 4096, rest), Ok(Loaded::Whole(_))));
     // An empty chunk, and a header for more than the bound, are refused at once.
     assert!(loads.add(b"c", 0, b"").is_err());
-    let small = Loads::new(100_000, true);
+    let small = Transfers::new(100_000, true);
     assert!(small.add(b"d", 0, &snapshot[..4096]).is_err());
 }
 

@@ -3,12 +3,13 @@
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
 
 use lockfree_cuckoo::{BuildError, InsertError};
 use lockfree_cuckoo_commands::{
-    Defaults, Entry, KeyError, Keyspace, Loads, Settings, DEFAULT_BUCKET_SIZE, DEFAULT_EXPANSION,
-    DEFAULT_MAX_ITERATIONS,
+    growth_bound, Defaults, Entry, KeyError, Keyspace, Settings, Transfers, DEFAULT_BUCKET_SIZE,
+    DEFAULT_EXPANSION, DEFAULT_MAX_ITERATIONS,
 };
 use valkey_module::key::ValkeyKeyWritable;
 use valkey_module::{Context, ContextFlags};
@@ -110,6 +111,38 @@ fn check_max_memory(ctx: &Context, settings: &Settings) -> Result<(), KeyError> 
     Ok(())
 }
 
+/// Whether the command comes from the AOF being loaded or from the primary: its filters exist
+/// already, and are taken whatever their size.
+fn trusted(ctx: &Context) -> bool {
+    ctx.get_flags().intersects(ContextFlags::LOADING | ContextFlags::REPLICATED)
+}
+
+/// The bytes left under the engine's `maxmemory`, or `None` without one. The ratio is the
+/// engine's own cheap query, made for every insert; `maxmemory` itself is read from `INFO` at
+/// most every 100 ms (a `CONFIG SET maxmemory` applies within that).
+fn headroom(ctx: &Context) -> Option<usize> {
+    // SAFETY: the engine's API table is filled at load and only read after; a function the
+    // engine lacks is None.
+    let ratio = unsafe { valkey_module::raw::RedisModule_GetUsedMemoryRatio }?;
+    // SAFETY: a plain query of the engine.
+    let ratio = f64::from(unsafe { ratio() });
+    if ratio == 0.0 {
+        return None;
+    }
+    static MAXMEMORY: Mutex<Option<(Instant, u64)>> = Mutex::new(None);
+    let mut cached = MAXMEMORY.lock().unwrap_or_else(PoisonError::into_inner);
+    let max = match *cached {
+        Some((read, max)) if read.elapsed() < Duration::from_millis(100) => max,
+        _ => {
+            let info = ctx.server_info("memory");
+            let max = info.field("maxmemory")?.to_string_lossy().parse::<u64>().ok()?;
+            *cached = Some((Instant::now(), max));
+            max
+        }
+    };
+    Some((max as f64 * (1.0 - ratio)).max(0.0) as usize)
+}
+
 fn build(settings: &Settings) -> Result<Entry, KeyError> {
     // Every table on the engine's allocator, so that `used_memory` and `maxmemory` count it.
     match Entry::new(*settings, max_memory(), false) {
@@ -165,31 +198,45 @@ impl Keyspace for Keys<'_> {
     }
 
     fn adopt(&self, key: &[u8], entry: Entry) -> Result<(), KeyError> {
+        // A client's snapshot of a growable filter without a byte ceiling could grow without
+        // bound (this module never builds one); the AOF's and a primary's exist already.
+        let unbounded = entry.filter.is_growable() && entry.filter.max_memory().is_none();
+        if unbounded && !trusted(self.ctx) {
+            return Err(KeyError::OutOfMemory);
+        }
         let writable = self.empty(key)?;
         self.store(&writable, entry).map(drop)
     }
 
-    fn loads(&self) -> &Loads {
-        static LOADS: OnceLock<Loads> = OnceLock::new();
-        let loads = LOADS.get_or_init(|| Loads::new(max_memory(), false));
+    fn transfers(&self) -> &Transfers {
+        static LOADS: OnceLock<Transfers> = OnceLock::new();
+        let loads = LOADS.get_or_init(|| Transfers::new(max_memory(), false));
         // `CONFIG SET cuckoo.cf-max-memory` applies to the next chunk. The bound is for
         // clients: the chunks of the AOF being loaded and those the primary sends carry filters
         // that exist already (which may be larger: a fixed filter's size is its capacity's),
         // and refusing them would lose those filters.
-        let trusted =
-            self.ctx.get_flags().intersects(ContextFlags::LOADING | ContextFlags::REPLICATED);
-        loads.set_limit(if trusted { usize::MAX } else { max_memory() });
+        loads.set_limit(if trusted(self.ctx) { usize::MAX } else { max_memory() });
         loads
     }
 
     fn insert(&self, _key: &[u8], entry: &Entry, item: &[u8]) -> Result<(), InsertError> {
         // The engine runs one command at a time: the limit in force is set before each insert,
         // so `CONFIG SET cuckoo.cf-max-expansions` applies to every filter from its next insert.
-        let limit = usize::try_from(MAX_EXPANSIONS.load(Ordering::Relaxed)).unwrap_or(1);
-        if entry.filter.max_levels() != limit.min(32) {
-            entry.filter.set_max_levels(limit);
+        let filter = &entry.filter;
+        let mut limit = usize::try_from(MAX_EXPANSIONS.load(Ordering::Relaxed)).unwrap_or(1);
+        // Near `maxmemory`, a filter may not add a level that could pass it: its levels are
+        // held where they are, and an insert that needs another is refused as a full filter's.
+        if filter.is_growable()
+            && !trusted(self.ctx)
+            && headroom(self.ctx)
+                .is_some_and(|room| room < growth_bound(filter.memory_usage(), usize::MAX))
+        {
+            limit = limit.min(filter.stats().levels);
         }
-        entry.filter.insert(item)
+        if filter.max_levels() != limit.min(32) {
+            filter.set_max_levels(limit);
+        }
+        filter.insert(item)
     }
 
     fn defaults(&self) -> Defaults {

@@ -6,10 +6,13 @@
 //! Reply shapes and error texts are Redis 7's where it has the command. Where this server
 //! differs, the difference is named at the command.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use lockfree_cuckoo_commands::{lower_name, parse, parse_i64, Argv, Protocol, Reply, COMMANDS};
+use lockfree_cuckoo_commands::{
+    header, lower_name, parse, parse_i64, Argv, Protocol, Reply, COMMANDS,
+};
 
 use crate::store::Store;
 
@@ -93,7 +96,7 @@ pub const SERVER_COMMANDS: &[ServerCommand] = &[
         session.transaction = Some(Transaction::default());
         reply(Reply::Ok)
     }),
-    server("exec", 1, |shared, session, _| reply(exec(shared, session))),
+    server("exec", 1, exec),
     server("discard", 1, |_, session, _| {
         reply(match session.transaction.take() {
             Some(_) => Reply::Ok,
@@ -142,6 +145,9 @@ pub struct Shared {
     pub password: Option<String>,
     /// Connections open now (for `INFO`; the accept loop also bounds it).
     pub clients: AtomicUsize,
+    /// Bytes all connections' buffers hold: partial requests, replies not yet sent, queued
+    /// transactions (`INFO`'s `mem_clients_normal`; the connections bound it).
+    pub client_buffers: AtomicUsize,
     /// When the server started.
     pub started: Instant,
 }
@@ -157,13 +163,24 @@ pub struct Session {
     pub authenticated: bool,
     /// The requests `MULTI` queued, and whether one of them was refused.
     transaction: Option<Transaction>,
+    /// The requests of an `EXEC` not run yet ([`exec_next`]).
+    executing: VecDeque<Vec<Vec<u8>>>,
 }
 
 #[derive(Debug, Default)]
 struct Transaction {
-    queued: Vec<Vec<Vec<u8>>>,
+    queued: VecDeque<Vec<Vec<u8>>>,
+    /// Bytes of `queued`: its arguments, and a vector for each request and argument.
+    bytes: usize,
     refused: bool,
 }
+
+/// The most requests one `MULTI` queues; past it the transaction is discarded.
+pub const MAX_QUEUED: usize = 100_000;
+
+/// The most bytes one `MULTI` queues (its requests' arguments and their vectors); past it the
+/// transaction is discarded. All connections' queues also count against `--max-buffered-bytes`.
+pub const MAX_QUEUED_BYTES: usize = 64 << 20;
 
 impl Session {
     /// A new connection's state: authenticated unless the server has a password.
@@ -173,8 +190,21 @@ impl Session {
             protocol: Protocol::Resp2,
             authenticated: shared.password.is_none(),
             transaction: None,
+            executing: VecDeque::new(),
         }
     }
+
+    /// Bytes of the requests this connection's transaction holds, queued or not run yet.
+    pub fn queued_bytes(&self) -> usize {
+        let queued = self.transaction.as_ref().map_or(0, |t| t.bytes);
+        queued + self.executing.iter().map(|request| request_bytes(request)).sum::<usize>()
+    }
+}
+
+/// What a queued request takes: its arguments, and a vector header for it and each of them.
+fn request_bytes(args: &[Vec<u8>]) -> usize {
+    let header = std::mem::size_of::<Vec<u8>>();
+    header + args.iter().map(|arg| arg.len() + header).sum::<usize>()
 }
 
 /// What the connection does after a command's reply is queued.
@@ -182,6 +212,9 @@ impl Session {
 pub enum Next {
     /// Read the next command.
     Continue,
+    /// `EXEC`: the array's header is written; run the queued requests with [`exec_next`],
+    /// sending their replies as they come.
+    Exec,
     /// `SAVE`: write the save file, then reply (the connection does it, off the runtime's
     /// worker threads).
     Save,
@@ -229,14 +262,46 @@ pub fn execute<A: Argv + ?Sized>(
             Ok(command) => command.run(&shared.store, session.protocol),
             Err(reply) => reply,
         };
-        reply.write(session.protocol, out);
+        emit(&reply, session.protocol, out);
         return Next::Continue;
     }
     let (reply, next) = own(shared, session, name_of(args.get(0), &mut lower), &Dyn(args));
     if let Some(reply) = reply {
-        reply.write(session.protocol, out);
+        emit(&reply, session.protocol, out);
+    }
+    if next == Next::Exec {
+        header(out, b'*', session.executing.len());
     }
     next
+}
+
+/// Writes `reply` to `out`, or an error if `out` cannot grow by it: a reply's size is the
+/// client's choice (a dump's chunk), and the process must not abort on it.
+fn emit(reply: &Reply, protocol: Protocol, out: &mut Vec<u8>) {
+    if out.try_reserve(reply.len_bound()).is_ok() {
+        reply.write(protocol, out);
+    } else {
+        Reply::error(OUT_OF_MEMORY).write(protocol, out);
+    }
+}
+
+/// The reply to a request whose reply cannot be allocated.
+pub const OUT_OF_MEMORY: &str = "ERR out of memory for the reply";
+
+/// Runs the next request of the `EXEC` under way and writes its reply; false when none is left.
+pub fn exec_next(shared: &Shared, session: &mut Session, out: &mut Vec<u8>) -> bool {
+    let Some(request) = session.executing.pop_front() else { return false };
+    let args: Vec<&[u8]> = request.iter().map(Vec::as_slice).collect();
+    let reply = match parse(&args[..]) {
+        Some(Ok(command)) => command.run(&shared.store, session.protocol),
+        Some(Err(reply)) => reply,
+        None => {
+            let name = String::from_utf8_lossy(args[0]).to_ascii_lowercase();
+            own(shared, session, &name, &Dyn(&args[..])).0.unwrap_or(Reply::Ok)
+        }
+    };
+    emit(&reply, session.protocol, out);
+    true
 }
 
 /// The command name in lower case; one that is not UTF-8 is no command's, and stays unknown.
@@ -255,13 +320,30 @@ fn queue(session: &mut Session, name: &str, args: &dyn Argv) -> Reply {
         Some(arity) if !arity_fits(arity, args.len()) => Some(wrong_arity(name)),
         Some(_) => None,
     };
+    let request: Vec<&[u8]> = (0..args.len()).map(|i| args.get(i)).collect();
+    let header = std::mem::size_of::<Vec<u8>>();
+    let bytes = header + request.iter().map(|arg| arg.len() + header).sum::<usize>();
+    let reply = reply.or_else(|| {
+        let too_many = transaction.queued.len() >= MAX_QUEUED;
+        (too_many || transaction.bytes + bytes > MAX_QUEUED_BYTES).then(|| {
+            Reply::error_owned(format!(
+                "ERR the transaction is over the limit of {MAX_QUEUED} requests or \
+                 {MAX_QUEUED_BYTES} bytes, and is discarded"
+            ))
+        })
+    });
     match reply {
         Some(error) => {
             transaction.refused = true;
+            // Nothing of a refused transaction runs: its memory goes now.
+            transaction.queued = VecDeque::new();
+            transaction.bytes = 0;
             error
         }
+        None if transaction.refused => Reply::Status("QUEUED"),
         None => {
-            transaction.queued.push((0..args.len()).map(|i| args.get(i).to_vec()).collect());
+            transaction.queued.push_back(request.iter().map(|arg| arg.to_vec()).collect());
+            transaction.bytes += bytes;
             Reply::Status("QUEUED")
         }
     }
@@ -294,28 +376,19 @@ fn own(shared: &Shared, session: &mut Session, name: &str, args: &dyn Argv) -> O
 
 /// `EXEC`: the queued requests in order, their replies in one array. Other connections'
 /// commands may run between them: the filters take no lock, so unlike Redis nothing stops the
-/// world for a transaction; `MULTI` here groups replies, as clients' pipelines use it.
-fn exec(shared: &Shared, session: &mut Session) -> Reply {
+/// world for a transaction; `MULTI` here groups replies, as clients' pipelines use it. Only the
+/// array's header is written here: the connection runs the requests one by one
+/// ([`exec_next`]), sending each reply before the next is made, so a transaction of large
+/// replies holds one of them at a time.
+fn exec(_: &Shared, session: &mut Session, _: &dyn Argv) -> Outcome {
     let Some(transaction) = session.transaction.take() else {
-        return Reply::error("ERR EXEC without MULTI");
+        return reply(Reply::error("ERR EXEC without MULTI"));
     };
     if transaction.refused {
-        return Reply::error("EXECABORT Transaction discarded because of previous errors.");
+        return reply(Reply::error("EXECABORT Transaction discarded because of previous errors."));
     }
-    let mut replies = Vec::with_capacity(transaction.queued.len());
-    for request in &transaction.queued {
-        let args: Vec<&[u8]> = request.iter().map(Vec::as_slice).collect();
-        let reply = match parse(&args[..]) {
-            Some(Ok(command)) => command.run(&shared.store, session.protocol),
-            Some(Err(reply)) => reply,
-            None => {
-                let name = String::from_utf8_lossy(args[0]).to_ascii_lowercase();
-                own(shared, session, &name, &Dyn(&args[..])).0.unwrap_or(Reply::Ok)
-            }
-        };
-        replies.push(reply);
-    }
-    Reply::Array(replies)
+    session.executing = transaction.queued;
+    (None, Next::Exec)
 }
 
 /// Compares in time that depends on the lengths only, not on where the first difference is.
@@ -448,7 +521,8 @@ fn server_info(shared: &Shared) -> Reply {
         "# Server\r\nredis_version:7.0.0\r\nlockfree_cuckoo_server:{}\r\narch_bits:{}\r\n\
          uptime_in_seconds:{}\r\n\
          \r\n# Clients\r\nconnected_clients:{}\r\n\
-         \r\n# Memory\r\nused_memory:{}\r\nmaxmemory:{}\r\n\
+         \r\n# Memory\r\nused_memory:{}\r\nmaxmemory:{}\r\nmem_clients_normal:{}\r\n\
+         transfers_memory:{}\r\nused_memory_rss:{}\r\n\
          \r\n# Cluster\r\ncluster_enabled:0\r\n\
          \r\n# Keyspace\r\ndb0:keys={},expires=0,avg_ttl=0\r\n",
         env!("CARGO_PKG_VERSION"),
@@ -457,9 +531,20 @@ fn server_info(shared: &Shared) -> Reply {
         shared.clients.load(Ordering::Relaxed),
         shared.store.used_memory(),
         shared.store.max_memory(),
+        shared.client_buffers.load(Ordering::Relaxed),
+        shared.store.transfer_bytes(),
+        resident_bytes().unwrap_or(0),
         shared.store.len(),
     );
     Reply::Bulk(text.into_bytes())
+}
+
+/// The process's resident memory, where the system tells it (Linux's `/proc/self/statm`, in
+/// pages of 4 KiB).
+fn resident_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * 4096)
 }
 
 fn wrong_arity(name: &str) -> Reply {
@@ -509,15 +594,55 @@ mod tests {
             store: Store::new(1 << 20, 16),
             password: password.map(str::to_owned),
             clients: AtomicUsize::new(0),
+            client_buffers: AtomicUsize::new(0),
             started: Instant::now(),
         }
     }
 
+    /// Runs one request as a connection does, an `EXEC`'s queued requests included.
     fn run(shared: &Shared, session: &mut Session, line: &str) -> (String, Next) {
         let words: Vec<&[u8]> = line.split(' ').map(str::as_bytes).collect();
         let mut out = Vec::new();
         let next = execute(shared, session, &words[..], &mut out);
+        if next == Next::Exec {
+            while exec_next(shared, session, &mut out) {}
+        }
         (String::from_utf8(out).unwrap(), next)
+    }
+
+    #[test]
+    fn a_transaction_is_bounded_in_requests_and_bytes() {
+        let shared = shared(None);
+        let mut s = Session::new(1, &shared);
+        run(&shared, &mut s, "MULTI");
+        let big = format!("CF.ADD f {}", "x".repeat(1 << 20));
+        let mut replies = Vec::new();
+        for _ in 0..(MAX_QUEUED_BYTES >> 20) + 1 {
+            replies.push(run(&shared, &mut s, &big).0);
+            assert!(s.queued_bytes() <= MAX_QUEUED_BYTES);
+        }
+        // 63 requests of a little over 1 MiB fit in 64 MiB, the 64th does not.
+        let refused = replies.iter().position(|r| r != "+QUEUED\r\n").unwrap();
+        assert_eq!(refused, (MAX_QUEUED_BYTES >> 20) - 1, "{}", replies[refused]);
+        assert!(replies[refused].starts_with("-ERR the transaction is over the limit"));
+        // The refused transaction let its requests go at once, and queues nothing more.
+        assert_eq!(s.queued_bytes(), 0);
+        assert_eq!(run(&shared, &mut s, "CF.ADD f a").0, "+QUEUED\r\n");
+        assert_eq!(s.queued_bytes(), 0);
+        assert!(run(&shared, &mut s, "EXEC").0.starts_with("-EXECABORT"));
+        assert!(shared.store.is_empty());
+        run(&shared, &mut s, "MULTI");
+        for _ in 0..MAX_QUEUED {
+            assert_eq!(run(&shared, &mut s, "PING").0, "+QUEUED\r\n");
+        }
+        assert!(run(&shared, &mut s, "PING").0.starts_with("-ERR the transaction is over"));
+        assert!(run(&shared, &mut s, "EXEC").0.starts_with("-EXECABORT"));
+        // Within the bounds, the replies come in one array.
+        run(&shared, &mut s, "MULTI");
+        run(&shared, &mut s, "CF.ADD f a");
+        run(&shared, &mut s, "CF.EXISTS f a");
+        assert_eq!(run(&shared, &mut s, "EXEC"), ("*2\r\n:1\r\n:1\r\n".into(), Next::Exec));
+        assert_eq!(s.queued_bytes(), 0);
     }
 
     #[test]

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use clap::Parser;
 
+use crate::server::OutputLimit;
+
 /// A Redis-protocol cuckoo filter server: RedisBloom's CF.* commands on lock-free filters
 /// shared by every connection.
 #[derive(Clone, Debug, Parser)]
@@ -41,10 +43,22 @@ pub struct Config {
     /// connection closed.
     #[arg(long, default_value_t = 512 << 20)]
     pub proto_max_bulk_len: usize,
-    /// Most bytes of partial requests all connections together may hold; a client whose
-    /// request would take the total over it is told so and closed.
+    /// Most bytes all connections' buffers together may hold (INFO's mem_clients_normal):
+    /// partial requests, replies not yet sent, queued transactions. A client that would take
+    /// the total over it is told so and closed.
     #[arg(long, default_value_t = 1 << 30)]
     pub max_buffered_bytes: usize,
+    /// Redis's client-output-buffer-limit for normal clients, "<hard> <soft> <soft seconds>"
+    /// (sizes in bytes, or with kb, mb or gb): a client whose unsent replies would pass the
+    /// hard limit, or stay over the soft one for that many seconds, is closed; 0 turns a limit
+    /// off. The default fits a CF.SCANDUMP chunk (16 MiB) read at 280 KB/s or faster.
+    #[arg(long, default_value = "64mb 16mb 60")]
+    pub client_output_buffer_limit: OutputLimit,
+    /// Seconds between saves to the save file, made in the background while clients go on
+    /// (0: only SAVE, SHUTDOWN and a stop signal save). A crash or kill -9 loses at most the
+    /// writes since the last save: this interval and the time a save takes.
+    #[arg(long, default_value_t = 60)]
+    pub save_interval: u64,
     /// Most connections at once; more are told so and closed. The process raises its
     /// file-descriptor limit to fit, and lowers this to what the limit allows.
     #[arg(long, default_value_t = 10_000)]

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use clap::Parser;
 use lockfree_cuckoo_server::commands::Shared;
@@ -20,6 +20,10 @@ fn main() -> ExitCode {
     let config = Config::parse();
     let max_clients = raise_fd_limit(config.max_clients);
     let store = Store::new(config.max_memory, config.default_capacity);
+    let stale = persist::remove_stale_temporaries(&config.save_file);
+    if stale > 0 {
+        println!("removed {stale} unfinished save files of processes that no longer run");
+    }
     match persist::load(&store, &config.save_file) {
         Ok(0) => {}
         Ok(n) => println!("loaded {n} filters from {}", config.save_file.display()),
@@ -40,12 +44,14 @@ fn main() -> ExitCode {
         store,
         password: config.requirepass.clone(),
         clients: AtomicUsize::new(0),
+        client_buffers: AtomicUsize::new(0),
         started: Instant::now(),
     };
     let limits = Limits {
         max_request_bytes: config.max_request_bytes,
         max_bulk_bytes: config.proto_max_bulk_len,
         max_buffered_bytes: config.max_buffered_bytes,
+        output: config.client_output_buffer_limit,
         max_clients,
         protected,
     };
@@ -102,6 +108,10 @@ fn main() -> ExitCode {
             let _ = stops.send(Stop { save: true, failed: None }).await;
         });
         let accepting = tokio::spawn(Arc::clone(&server).run(listener, workers));
+        if config.save_interval > 0 {
+            let interval = Duration::from_secs(config.save_interval);
+            tokio::spawn(Arc::clone(&server).save_every(interval));
+        }
         // The one way the process ends: a stop request, from SHUTDOWN or a signal.
         while let Some(stop) = stop_requests.recv().await {
             if !stop.save {

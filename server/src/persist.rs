@@ -22,7 +22,7 @@
 use std::fmt;
 use std::fs::{self, File};
 use std::io::{self, BufReader, BufWriter, Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crc::{Crc, Digest, CRC_64_XZ};
 use lockfree_cuckoo::{CuckooFilter, LoadError};
@@ -147,7 +147,7 @@ pub struct Saved {
 /// An I/O error; the previous file, if any, is then untouched.
 pub fn save(store: &Store, path: &Path) -> io::Result<Saved> {
     let entries = store.entries();
-    let temp = path.with_extension(format!("tmp-{}", std::process::id()));
+    let temp = temporary(path, std::process::id());
     let result = (|| {
         let file = File::create(&temp)?;
         let mut out = Checksummed { inner: BufWriter::new(file), digest: CRC.digest() };
@@ -189,6 +189,39 @@ pub fn save(store: &Store, path: &Path) -> io::Result<Saved> {
         let _ = fs::remove_file(&temp);
     }
     result
+}
+
+/// Where a save to `path` by process `pid` writes before it renames the file into place.
+fn temporary(path: &Path, pid: u32) -> PathBuf {
+    path.with_extension(format!("tmp-{pid}"))
+}
+
+/// Removes what saves to `path` by processes that no longer run left behind (a crash or
+/// `kill -9` during a save leaves its temporary file); returns how many. Linux only, where
+/// `/proc` says which processes run.
+pub fn remove_stale_temporaries(path: &Path) -> usize {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    if !cfg!(target_os = "linux") {
+        return 0;
+    }
+    let Ok(entries) = fs::read_dir(dir) else { return 0 };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let pid =
+            entry.path().extension().and_then(|e| e.to_str()?.strip_prefix("tmp-")?.parse().ok());
+        let Some(pid) = pid else { continue };
+        let ours = temporary(path, pid) == entry.path();
+        if ours
+            && !Path::new(&format!("/proc/{pid}")).exists()
+            && fs::remove_file(entry.path()).is_ok()
+        {
+            removed += 1;
+        }
+    }
+    removed
 }
 
 /// Loads the filters saved at `path` into `store`; a missing file is an empty store.

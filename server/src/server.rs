@@ -19,7 +19,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::runtime::Handle;
 use tokio::sync::{mpsc, oneshot, Mutex};
 
-use crate::commands::{execute, Next, Session, Shared};
+use crate::commands::{exec_next, execute, Next, Session, Shared, OUT_OF_MEMORY};
 use crate::persist;
 use crate::resp::{Parsed, Parser};
 
@@ -35,13 +35,58 @@ pub struct Limits {
     pub max_request_bytes: usize,
     /// Largest argument of a request in bytes (Redis's `proto-max-bulk-len`).
     pub max_bulk_bytes: usize,
-    /// Most bytes of partial requests all connections together may hold; a connection whose
-    /// request would take the total over it is told so and closed.
+    /// Most bytes all connections' buffers together may hold (partial requests, replies not
+    /// yet sent, queued transactions); a connection that would take the total over it is told
+    /// so and closed.
     pub max_buffered_bytes: usize,
+    /// When a client that does not read its replies is closed.
+    pub output: OutputLimit,
     /// Most connections at once; more are told so and closed.
     pub max_clients: usize,
     /// Protected mode: with no password, serve loopback clients only (as Redis does).
     pub protected: bool,
+}
+
+/// Redis's `client-output-buffer-limit` for normal clients: a connection whose unsent replies
+/// would pass `hard` bytes, or stay over `soft` bytes for `soft_seconds`, is closed (0: no such
+/// limit).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutputLimit {
+    /// Bytes no connection's unsent replies pass.
+    pub hard: usize,
+    /// Bytes a connection's unsent replies may stay over for `soft_seconds` only.
+    pub soft: usize,
+    /// How long, in seconds.
+    pub soft_seconds: u64,
+}
+
+impl std::str::FromStr for OutputLimit {
+    type Err = String;
+
+    /// Redis's form, `<hard> <soft> <soft seconds>`, with sizes in bytes or with a `kb`, `mb`
+    /// or `gb` suffix (powers of 1024, as Redis reads them).
+    fn from_str(text: &str) -> Result<Self, String> {
+        let words: Vec<&str> = text.split_whitespace().collect();
+        let [hard, soft, seconds] = words[..] else {
+            return Err(format!("{text:?}: expected <hard> <soft> <soft seconds>"));
+        };
+        let bytes = |word: &str| -> Result<usize, String> {
+            let lower = word.to_ascii_lowercase();
+            let (digits, unit) = match lower.len().checked_sub(2).map(|at| lower.split_at(at)) {
+                Some((digits, "kb")) => (digits, 1 << 10),
+                Some((digits, "mb")) => (digits, 1 << 20),
+                Some((digits, "gb")) => (digits, 1 << 30),
+                _ => (lower.as_str(), 1),
+            };
+            digits
+                .parse::<usize>()
+                .ok()
+                .and_then(|n| n.checked_mul(unit))
+                .ok_or_else(|| format!("{word:?} is not a size"))
+        };
+        let soft_seconds = seconds.parse().map_err(|_| format!("{seconds:?} is not seconds"))?;
+        Ok(Self { hard: bytes(hard)?, soft: bytes(soft)?, soft_seconds })
+    }
 }
 
 /// A request to end the process: from `SHUTDOWN` (which hears back if the save failed, and the
@@ -63,8 +108,6 @@ pub struct Server {
     /// One save at a time (see [`save`](Self::save)).
     saving: Mutex<()>,
     next_client_id: AtomicU64,
-    /// Bytes of partial requests held by all connections (Relaxed: a bound on a sum).
-    buffered: AtomicUsize,
     /// Where `SHUTDOWN` asks the main loop to stop: the one way the process ends.
     stops: mpsc::Sender<Stop>,
 }
@@ -83,7 +126,6 @@ impl Server {
             save_path,
             saving: Mutex::new(()),
             next_client_id: AtomicU64::new(1),
-            buffered: AtomicUsize::new(0),
             stops,
         }
     }
@@ -158,12 +200,16 @@ impl Server {
     }
 
     async fn serve(self: &Arc<Self>, stream: &mut TcpStream, id: u64) -> io::Result<()> {
-        let mut held = Held { total: &self.buffered, bytes: 0 };
+        let mut held = Held { total: &self.shared.client_buffers, bytes: 0 };
         let result = self.serve_holding(stream, id, &mut held).await;
         drop(held);
         result
     }
 
+    /// Serves one connection. Every byte it holds is counted in `held` after each step that
+    /// can grow it (its input and output buffers' capacity, its queued transaction), and
+    /// buffers grown for one large request or reply go back to their usual size once it is
+    /// done, so an idle connection holds [`READ_CHUNK`] bytes of each.
     async fn serve_holding(
         self: &Arc<Self>,
         stream: &mut TcpStream,
@@ -174,17 +220,21 @@ impl Server {
         let mut out: Vec<u8> = Vec::with_capacity(READ_CHUNK);
         let mut parser = Parser::new(self.limits.max_request_bytes, self.limits.max_bulk_bytes);
         let mut session = Session::new(id, &self.shared);
+        let holding = |input: &Vec<u8>, out: &Vec<u8>, session: &Session| {
+            input.capacity() + out.capacity() + session.queued_bytes()
+        };
         loop {
-            if input.capacity() - input.len() < READ_CHUNK / 2 {
-                input.reserve(READ_CHUNK);
+            if input.capacity() - input.len() < READ_CHUNK / 2
+                && input.try_reserve(READ_CHUNK).is_err()
+            {
+                write_error(&mut out, OUT_OF_MEMORY);
+                return stream.write_all(&out).await;
             }
             if stream.read_buf(&mut input).await? == 0 {
                 // The client went away, perhaps mid-request: nothing of it was run.
                 return Ok(());
             }
-            // The bytes of a partial request beyond a first buffer's worth count against the
-            // total (the buffer's capacity is at most twice them).
-            if !held.set(input.len().saturating_sub(4 * READ_CHUNK), &self.limits) {
+            if !held.set(holding(&input, &out, &session), &self.limits) {
                 write_error(&mut out, BUFFERS_FULL);
                 return stream.write_all(&out).await;
             }
@@ -196,6 +246,14 @@ impl Server {
                         let args = parser.args(request);
                         match execute(&self.shared, &mut session, &args, &mut out) {
                             Next::Continue => {}
+                            Next::Exec => {
+                                while exec_next(&self.shared, &mut session, &mut out) {
+                                    let others = input.capacity() + session.queued_bytes();
+                                    if !self.flush_full(stream, &mut out, held, others).await? {
+                                        return Ok(());
+                                    }
+                                }
+                            }
                             Next::Save => {
                                 if self.save_replying(&mut out).await {
                                     out.extend_from_slice(b"+OK\r\n");
@@ -224,28 +282,80 @@ impl Server {
                         return stream.write_all(&out).await;
                     }
                 }
-                if out.len() >= FLUSH_AT {
-                    stream.write_all(&out).await?;
-                    out.clear();
+                let others = input.capacity() + session.queued_bytes();
+                if !self.flush_full(stream, &mut out, held, others).await? {
+                    return Ok(());
                 }
             }
             input.drain(..start);
-            held.set(input.len().saturating_sub(4 * READ_CHUNK), &self.limits);
+            // A buffer grown for one large request goes back to its usual size, keeping the
+            // start of the next request if one came with it.
+            if input.capacity() > 4 * READ_CHUNK && input.len() < input.capacity() / 4 {
+                input.shrink_to(READ_CHUNK.max(2 * input.len()));
+            }
+            if !held.set(holding(&input, &out, &session), &self.limits) {
+                write_error(&mut out, BUFFERS_FULL);
+                return stream.write_all(&out).await;
+            }
             if !out.is_empty() {
                 // Let the other connections whose requests arrived in the same wake-up run
                 // first, so that their replies leave together: a client serving many
                 // connections (a load generator, a proxy) then reads many replies per wake-up
                 // instead of one, as with Redis's write-after-the-event-loop.
                 tokio::task::yield_now().await;
-                stream.write_all(&out).await?;
-                out.clear();
+                if !self.send(stream, &mut out).await? {
+                    return Ok(());
+                }
             }
-            // A buffer grown for one large request goes back to its usual size.
-            if input.is_empty() && input.capacity() > 4 * READ_CHUNK {
-                input = Vec::with_capacity(READ_CHUNK);
-                held.set(0, &self.limits);
-            }
+            held.set(holding(&input, &out, &session), &self.limits);
         }
+    }
+
+    /// Counts what the connection holds (`out`, and `others` bytes besides), and sends its
+    /// replies once [`FLUSH_AT`] bytes of them have piled up. False when the connection is to
+    /// be closed: over its output limit, or over the buffers' total (told so first).
+    async fn flush_full(
+        &self,
+        stream: &mut TcpStream,
+        out: &mut Vec<u8>,
+        held: &mut Held<'_>,
+        others: usize,
+    ) -> io::Result<bool> {
+        let output = self.limits.output;
+        if output.hard != 0 && out.len() > output.hard {
+            eprintln!("client closed: its replies passed --client-output-buffer-limit");
+            return Ok(false);
+        }
+        if !held.set(others + out.capacity(), &self.limits) {
+            out.clear();
+            write_error(out, BUFFERS_FULL);
+            stream.write_all(out).await?;
+            return Ok(false);
+        }
+        if out.len() >= FLUSH_AT && !self.send(stream, out).await? {
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    /// Sends `out` and empties it, shrinking a buffer grown for a large reply. False if the
+    /// client kept more than the soft output limit unread for longer than its seconds.
+    async fn send(&self, stream: &mut TcpStream, out: &mut Vec<u8>) -> io::Result<bool> {
+        let output = self.limits.output;
+        if output.soft != 0 && out.len() > output.soft {
+            let patience = Duration::from_secs(output.soft_seconds);
+            if tokio::time::timeout(patience, stream.write_all(out)).await.is_err() {
+                eprintln!("client closed: its replies stayed over the soft output limit");
+                return Ok(false);
+            }
+        } else {
+            stream.write_all(out).await?;
+        }
+        out.clear();
+        if out.capacity() > 4 * READ_CHUNK {
+            *out = Vec::with_capacity(READ_CHUNK);
+        }
+        Ok(true)
     }
 
     /// Writes the save file while every connection goes on, one save at a time (a second one
@@ -261,6 +371,20 @@ impl Server {
         tokio::task::spawn_blocking(move || persist::save(&server.shared.store, &server.save_path))
             .await
             .unwrap_or_else(|e| Err(io::Error::other(e)))
+    }
+
+    /// Saves every `interval`, in the background, until the process ends; a failed save is
+    /// reported and tried again at the next interval (the previous file stays whole).
+    pub async fn save_every(self: Arc<Self>, interval: Duration) {
+        let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
+        // A save longer than the interval is followed by the next one, not by a burst.
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            ticks.tick().await;
+            if let Err(e) = self.save().await {
+                eprintln!("error: scheduled save to {}: {e}", self.save_path.display());
+            }
+        }
     }
 
     /// [`save`](Self::save) for a command: on failure the error reply is queued and the result
@@ -279,10 +403,9 @@ const PROTECTED: &str = "DENIED Running in protected mode because no password is
     loopback clients are served. Set a password with --requirepass, or, if you are sure, turn \
     protected mode off with --protected-mode no";
 
-const BUFFERS_FULL: &str =
-    "ERR the server's buffers for partial requests are full (--max-buffered-bytes)";
+const BUFFERS_FULL: &str = "ERR the server's client buffers are full (--max-buffered-bytes)";
 
-/// A connection's share of the bytes of partial requests, given back when it ends.
+/// A connection's share of the bytes of all connections' buffers, given back when it ends.
 struct Held<'a> {
     total: &'a AtomicUsize,
     bytes: usize,

@@ -31,14 +31,23 @@
 //!   an insert running on it then either finished and was charged, or finds it deleted and is
 //!   refused.
 //!
-//! Tables being built, and a growth's reservation, count against the maximum but not in
-//! `used_memory`. `CF.LOADCHUNK` transfers are bounded apart (see [`Loads`]).
+//! - **Names** are charged with their filter (at most [`MAX_KEY_BYTES`] each).
+//!
+//! Tables being built, a growth's reservation, and the bytes of unfinished `CF.LOADCHUNK`
+//! transfers ([`Transfers`]) count against the same maximum (one [`Budget`]) but not in
+//! `used_memory`.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use lockfree_cuckoo::{CuckooFilter, InsertError};
-use lockfree_cuckoo_commands::{Defaults, Entry, KeyError, Keyspace, Loads, Settings};
+use lockfree_cuckoo_commands::{
+    growth_bound, Budget, Defaults, Entry, KeyError, Keyspace, Settings, Transfers,
+};
+
+/// The longest filter name, in bytes: past any name a client means (Redis Cluster's are a few
+/// hundred bytes at most), and a bound on what a name costs beside its filter.
+pub const MAX_KEY_BYTES: usize = 64 << 10;
 
 type Map = papaya::HashMap<Box<[u8]>, Held>;
 
@@ -63,22 +72,13 @@ impl Growth {
     }
 }
 
-/// The most one insert adds to a growable filter of `bytes` whose ceiling is `ceiling`, when no
-/// other insert runs on it: one level, of at most four times the buckets of the newest (the
-/// library's growth factor; fewer to fit the ceiling), so at most four times the newest level's
-/// bytes, and those are within `bytes`. The eighth more covers what a level adds beside its
-/// table that level 0 lacks (a block of pending removals, under 1% of the table), the 4 KiB a
-/// small filter's fixed parts. The tests grow filters of many sizes against it.
-pub fn growth_bound(bytes: usize, ceiling: usize) -> usize {
-    let level = bytes.saturating_mul(4).saturating_add(bytes / 8).saturating_add(4096);
-    level.min(ceiling.saturating_sub(bytes))
-}
-
 /// A filter in the map, with what the accounting keeps for it.
 #[derive(Debug)]
 struct Held {
     entry: Arc<Entry>,
     growth: Growth,
+    /// The bytes of its name, charged with it.
+    name_bytes: usize,
     /// The bytes charged for the filter. Taken by every insert into a growable filter, and by
     /// the deletion.
     charge: Mutex<Charge>,
@@ -102,30 +102,28 @@ impl Held {
 #[derive(Debug)]
 pub struct Store {
     map: Map,
-    max_memory: usize,
+    /// `--max-memory`: the filters, their names, and the transfers under way.
+    budget: Arc<Budget>,
     /// Capacity of a filter that `CF.ADD` or `CF.INSERT` creates without one.
     default_capacity: u64,
-    /// Bytes charged for the filters in the map: their `memory_usage`, summed. Relaxed, as
-    /// every count here: a sum, it publishes nothing.
+    /// Bytes charged for the filters in the map: their `memory_usage` and names, summed.
+    /// Relaxed, as every count here: a sum, it publishes nothing.
     used: AtomicUsize,
-    /// `used`, plus the reservations of tables being built and of inserts that may grow a
-    /// filter: never past `max_memory`.
-    committed: AtomicUsize,
-    /// `CF.LOADCHUNK` transfers under way, within the same maximum.
-    loads: Loads,
+    /// `CF.SCANDUMP` and `CF.LOADCHUNK` transfers under way, the loads within the budget.
+    transfers: Transfers,
 }
 
 impl Store {
     /// An empty store whose filters may take `max_memory` bytes in all, growth included,
     /// creating filters of `default_capacity` for `CF.ADD` to a new name.
     pub fn new(max_memory: usize, default_capacity: u64) -> Self {
+        let budget = Arc::new(Budget::new(max_memory));
         Self {
             map: Map::new(),
-            max_memory,
+            transfers: Transfers::with_budget(Arc::clone(&budget), true),
+            budget,
             default_capacity,
             used: AtomicUsize::new(0),
-            committed: AtomicUsize::new(0),
-            loads: Loads::new(max_memory, true),
         }
     }
 
@@ -140,20 +138,22 @@ impl Store {
     ///
     /// # Errors
     ///
-    /// [`KeyError::Exists`] if the name is taken, [`KeyError::OutOfMemory`] if it does not fit.
+    /// [`KeyError::Exists`] if the name is taken, [`KeyError::NameTooLong`] if it is longer
+    /// than [`MAX_KEY_BYTES`], [`KeyError::OutOfMemory`] if it does not fit.
     pub fn put(&self, name: &[u8], entry: Entry, growth: Growth) -> Result<Arc<Entry>, KeyError> {
+        check_name(name)?;
         let bytes = entry.filter.memory_usage();
-        self.reserve(bytes)?;
+        self.reserve(bytes + name.len())?;
         let entry = Arc::new(entry);
         let charge = Mutex::new(Charge { bytes, deleted: false });
-        let held = Held { entry: Arc::clone(&entry), growth, charge };
+        let held = Held { entry: Arc::clone(&entry), growth, name_bytes: name.len(), charge };
         match self.map.pin().try_insert(name.into(), held) {
             Ok(_) => {
-                self.used.fetch_add(bytes, Ordering::Relaxed);
+                self.used.fetch_add(bytes + name.len(), Ordering::Relaxed);
                 Ok(entry)
             }
             Err(_) => {
-                self.release(bytes);
+                self.release(bytes + name.len());
                 Err(KeyError::Exists)
             }
         }
@@ -161,15 +161,19 @@ impl Store {
 
     /// Builds an empty filter with `settings` within the memory maximum, and adds it.
     fn build_and_put(&self, name: &[u8], settings: &Settings) -> Result<Arc<Entry>, KeyError> {
+        check_name(name)?;
         let estimate = settings.first_table_bound();
         self.reserve(estimate)?;
         // The library keeps one filter within the whole maximum; the reservations keep all of
         // them within it together.
-        let built = Entry::new(*settings, self.max_memory, true);
+        let built = Entry::new(*settings, self.budget.max(), true);
         self.release(estimate);
         let entry = built.map_err(|_| KeyError::OutOfMemory)?;
-        let growth =
-            if entry.filter.is_growable() { Growth::UpTo(self.max_memory) } else { Growth::Fixed };
+        let growth = if entry.filter.is_growable() {
+            Growth::UpTo(self.budget.max())
+        } else {
+            Growth::Fixed
+        };
         self.put(name, entry, growth)
     }
 
@@ -194,14 +198,14 @@ impl Store {
                 self.forget(held);
             }
         }
-        self.loads.clear();
+        self.transfers.clear();
     }
 
     /// Gives back the bytes of a filter that left the map.
     fn forget(&self, held: &Held) {
         let mut charge = held.charge();
         charge.deleted = true;
-        let bytes = std::mem::take(&mut charge.bytes);
+        let bytes = std::mem::take(&mut charge.bytes) + held.name_bytes;
         self.used.fetch_sub(bytes, Ordering::Relaxed);
         self.release(bytes);
     }
@@ -238,28 +242,21 @@ impl Store {
 
     /// The configured maximum for [`used_memory`](Self::used_memory).
     pub fn max_memory(&self) -> usize {
-        self.max_memory
+        self.budget.max()
+    }
+
+    /// Bytes the unfinished `CF.LOADCHUNK` transfers hold (within the maximum, beside
+    /// [`used_memory`](Self::used_memory)).
+    pub fn transfer_bytes(&self) -> usize {
+        self.transfers.held_bytes()
     }
 
     fn reserve(&self, bytes: usize) -> Result<(), KeyError> {
-        let mut committed = self.committed.load(Ordering::Relaxed);
-        loop {
-            let next = committed.checked_add(bytes).filter(|&n| n <= self.max_memory);
-            let Some(next) = next else { return Err(KeyError::OutOfMemory) };
-            match self.committed.compare_exchange_weak(
-                committed,
-                next,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return Ok(()),
-                Err(now) => committed = now,
-            }
-        }
+        self.budget.reserve(bytes).then_some(()).ok_or(KeyError::OutOfMemory)
     }
 
     fn release(&self, bytes: usize) {
-        self.committed.fetch_sub(bytes, Ordering::Relaxed);
+        self.budget.release(bytes);
     }
 
     /// An insert into the growable filter `held`, within the memory maximum (see the module
@@ -284,10 +281,18 @@ impl Store {
         if grown <= worst {
             self.release(worst - grown);
         } else {
-            self.committed.fetch_add(grown - worst, Ordering::Relaxed);
+            self.budget.force(grown - worst);
         }
         inserted
     }
+}
+
+/// Refuses a name longer than [`MAX_KEY_BYTES`].
+fn check_name(name: &[u8]) -> Result<(), KeyError> {
+    if name.len() > MAX_KEY_BYTES {
+        return Err(KeyError::NameTooLong { limit: MAX_KEY_BYTES });
+    }
+    Ok(())
 }
 
 impl Keyspace for Store {
@@ -329,8 +334,8 @@ impl Keyspace for Store {
         self.put(key, entry, growth).map(drop)
     }
 
-    fn loads(&self) -> &Loads {
-        &self.loads
+    fn transfers(&self) -> &Transfers {
+        &self.transfers
     }
 
     fn defaults(&self) -> Defaults {
@@ -360,8 +365,9 @@ mod tests {
 
     const SMALL: Settings = Settings::with_capacity(1000);
 
+    /// What `used_memory` should be: every filter's bytes and its name's.
     fn sizes(store: &Store) -> usize {
-        store.entries().iter().map(|(_, e)| e.filter.memory_usage()).sum()
+        store.entries().iter().map(|(name, e)| e.filter.memory_usage() + name.len()).sum()
     }
 
     #[test]
@@ -390,7 +396,7 @@ mod tests {
         store.create(b"s", &SMALL).unwrap();
         store.clear();
         assert_eq!(store.used_memory(), 0);
-        assert_eq!(store.committed.load(Ordering::Relaxed), 0);
+        assert_eq!(store.budget.reserved(), 0);
         assert!(store.is_empty());
     }
 
@@ -467,7 +473,7 @@ mod tests {
                                 break;
                             }
                         }
-                        assert!(store.committed.load(Ordering::Relaxed) <= max);
+                        assert!(store.budget.reserved() <= max);
                     }
                 })
             })
@@ -480,9 +486,9 @@ mod tests {
         assert!(used <= max, "{used} bytes over {max}");
         // The filters grew well past their first tables before they were refused.
         assert!(used > max / 4, "{used} bytes of {max}");
-        assert_eq!(store.committed.load(Ordering::Relaxed), used);
+        assert_eq!(store.budget.reserved(), used);
         store.clear();
-        assert_eq!((store.used_memory(), store.committed.load(Ordering::Relaxed)), (0, 0));
+        assert_eq!((store.used_memory(), store.budget.reserved()), (0, 0));
     }
 
     #[test]
@@ -495,6 +501,44 @@ mod tests {
             assert_eq!(store.insert(b"f", e, b"x"), Err(InsertError::Full));
         });
         assert_eq!(store.used_memory(), 0);
+    }
+
+    #[test]
+    fn names_are_bounded_and_charged() {
+        let store = Store::new(1 << 30, 1024);
+        let long = vec![b'n'; MAX_KEY_BYTES + 1];
+        let refused = KeyError::NameTooLong { limit: MAX_KEY_BYTES };
+        assert_eq!(store.create(&long, &SMALL), Err(refused.clone()));
+        let entry = Entry::new(SMALL, 1 << 20, true).unwrap();
+        assert_eq!(store.put(&long, entry, Growth::Fixed).unwrap_err(), refused);
+        assert_eq!(store.read_or_create(&long, &SMALL, |_| ()), Err(refused));
+        let longest = &long[..MAX_KEY_BYTES];
+        store.create(longest, &SMALL).unwrap();
+        assert_eq!(store.used_memory(), sizes(&store));
+        assert!(store.used_memory() > MAX_KEY_BYTES);
+        assert_eq!(store.delete([longest].into_iter()), 1);
+        assert_eq!((store.used_memory(), store.budget.reserved()), (0, 0));
+    }
+
+    #[test]
+    fn unfinished_loads_count_against_the_maximum() {
+        let store = Store::new(2 << 20, 1024);
+        let big = Settings::with_capacity(600_000);
+        let snapshot = big.build(usize::MAX, false).unwrap().to_bytes();
+        assert!(snapshot.len() > (1 << 20) && snapshot.len() < (2 << 20), "{}", snapshot.len());
+        // A filter taking most of the maximum leaves no room for the transfer's bytes.
+        store.create(b"f", &Settings::with_capacity(500_000)).unwrap();
+        let first = store.transfers().add(b"t", 0, &snapshot[..4096]);
+        assert!(first.is_err(), "a load past the maximum began");
+        store.clear();
+        // Alone, it fits, and holds its bytes within the budget until it completes.
+        assert!(store.transfers().add(b"t", 0, &snapshot[..1 << 20]).is_ok());
+        assert_eq!(store.budget.reserved(), store.transfer_bytes());
+        assert!(store.transfer_bytes() > 1 << 20);
+        let refused = store.create(b"g", &Settings::with_capacity(500_000));
+        assert_eq!(refused, Err(KeyError::OutOfMemory));
+        store.clear();
+        assert_eq!((store.transfer_bytes(), store.budget.reserved()), (0, 0));
     }
 
     #[test]

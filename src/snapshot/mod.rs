@@ -13,7 +13,10 @@
 //! taken into a private buffer, then encoded and written, so a slow writer never slows the
 //! filter's users.
 
+mod chunked;
 mod format;
+
+pub use chunked::ChunkedSnapshot;
 
 pub(crate) use format::probes;
 #[cfg(feature = "serde")]

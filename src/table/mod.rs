@@ -293,6 +293,16 @@ impl<E: BucketEncoding> Table<E> {
         self.counters.len()
     }
 
+    /// The words of the buckets in `range` as they are now, one load each: no copy of the table
+    /// and no help from writers, so no promise across buckets (`ChunkedSnapshot`).
+    pub(crate) fn words_now(
+        &self,
+        range: core::ops::Range<usize>,
+    ) -> impl Iterator<Item = u64> + '_ {
+        // Relaxed: each word read is one the bucket held; nothing else is read through it.
+        self.buckets[range].iter().map(|word| word.load(Ordering::Relaxed))
+    }
+
     pub(crate) fn stats(&self) -> Stats {
         self.counters.snapshot()
     }

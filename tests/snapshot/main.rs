@@ -3,6 +3,7 @@
 //! compiled once and used by every part.
 
 mod bad_input;
+mod chunked;
 mod common;
 mod golden;
 mod live;

@@ -4,6 +4,7 @@
 
 mod cluster;
 mod common;
+mod limits;
 mod persistence;
 mod replication;
 mod usage;

@@ -32,6 +32,15 @@ impl Server {
         Self::try_start_in(shell, dir, extra).unwrap_or_else(|e| panic!("did not start: {e}"))
     }
 
+    /// Starts the server under an address-space limit of `bytes`, past which an allocation
+    /// fails (as on a machine out of memory).
+    pub fn start_with_address_space(dir: &Path, extra: &[&str], bytes: u64) -> Server {
+        let mut shell = Command::new("sh");
+        shell.arg("-c").arg(format!("ulimit -v {} && exec \"$0\" \"$@\"", bytes >> 10));
+        shell.arg(env!("CARGO_BIN_EXE_lockfree-cuckoo-server"));
+        Self::try_start_in(shell, dir, extra).unwrap_or_else(|e| panic!("did not start: {e}"))
+    }
+
     fn try_start_in(mut command: Command, dir: &Path, extra: &[&str]) -> Result<Server, String> {
         let save_file = match extra.iter().position(|&a| a == "--save-file") {
             Some(i) => PathBuf::from(extra[i + 1]),
@@ -88,8 +97,23 @@ impl Server {
 
     /// The process's resident memory in KiB (Linux).
     pub fn rss_kib(&self) -> u64 {
+        self.status_kib("VmRSS:")
+    }
+
+    /// The most resident memory the process has had since it started or since
+    /// [`reset_peak`](Self::reset_peak), in KiB (Linux).
+    pub fn peak_rss_kib(&self) -> u64 {
+        self.status_kib("VmHWM:")
+    }
+
+    /// Makes the peak the resident memory now (Linux 4.0 and later).
+    pub fn reset_peak(&self) {
+        std::fs::write(format!("/proc/{}/clear_refs", self.child.id()), "5").unwrap();
+    }
+
+    fn status_kib(&self, field: &str) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
-        let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+        let line = status.lines().find(|l| l.starts_with(field)).unwrap();
         line.split_whitespace().nth(1).unwrap().parse().unwrap()
     }
 

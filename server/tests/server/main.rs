@@ -8,4 +8,5 @@ mod memory;
 mod persistence;
 mod redis_tools;
 mod replies;
+mod resources;
 mod security;

@@ -205,3 +205,101 @@ fn the_save_files_of_both_layouts_load() {
     let saved = check(layout_1, &[("fixed", fixed), ("implicit", implicit), ("tuned", tuned_1)]);
     assert_eq!(&saved[..8], b"LFCSRV\0\x02", "saved back in layout 2");
 }
+
+/// Adds items to `key` in pipelines of 200 until told to stop or the server goes, recording
+/// each batch with when it was acknowledged.
+fn writer(
+    port: u16,
+    key: &'static str,
+    stop: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<Vec<(std::time::Instant, Vec<String>)>> {
+    std::thread::spawn(move || {
+        let url = format!("redis://127.0.0.1:{port}/");
+        let mut c = redis::Client::open(url).unwrap().get_connection().unwrap();
+        let mut acked = Vec::new();
+        for round in 0.. {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let items: Vec<String> = (0..200).map(|i| format!("{round}/{i}")).collect();
+            let mut pipe = redis::pipe();
+            for item in &items {
+                pipe.cmd("CF.ADD").arg(key).arg(item);
+            }
+            let Ok(added) = pipe.query::<Vec<i64>>(&mut c) else { break };
+            assert!(added.iter().all(|&a| a == 1));
+            acked.push((std::time::Instant::now(), items));
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        acked
+    })
+}
+
+#[test]
+fn scheduled_saves_lose_at_most_the_last_interval_to_a_kill() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--save-interval", "1"]);
+    let mut c = server.client();
+    let _: () = redis::cmd("CF.RESERVE").arg("live").arg(2_000_000).query(&mut c).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let writing = writer(server.port, "live", Arc::clone(&stop));
+    std::thread::sleep(Duration::from_millis(4500));
+    let killed = std::time::Instant::now();
+    server.kill();
+    stop.store(true, Ordering::Relaxed);
+    let acked = writing.join().unwrap();
+    // Restarted without a schedule: what it holds is what the last save wrote.
+    let server = Server::start(dir.path(), &["--save-interval", "0"]);
+    let mut c = server.client();
+    let (mut kept, mut lost, mut lost_old) = (0, 0, 0);
+    for (at, items) in &acked {
+        let found: Vec<i64> =
+            redis::cmd("CF.MEXISTS").arg("live").arg(items).query(&mut c).unwrap();
+        let missing = found.iter().filter(|&&f| f != 1).count();
+        (kept, lost) = (kept + items.len() - missing, lost + missing);
+        // One interval, and the time the save of a 4 MiB filter takes, with room to spare.
+        if killed.duration_since(*at) > Duration::from_millis(2500) {
+            lost_old += missing;
+        }
+    }
+    eprintln!("kill -9 with saves each second: {kept} acknowledged items kept, {lost} lost");
+    assert_eq!(lost_old, 0, "items acknowledged over 2.5 s before the kill were lost");
+    assert!(kept > 10_000, "{kept} items kept");
+}
+
+#[test]
+fn a_kill_during_a_save_leaves_the_previous_file_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    // A filter whose save takes long enough for kills to land inside saves.
+    let server = Server::start(dir.path(), &["--save-interval", "0"]);
+    let mut c = server.client();
+    let _: () = redis::cmd("CF.RESERVE").arg("big").arg(30_000_000).query(&mut c).unwrap();
+    let items: Vec<String> = (0..1000).map(|i| format!("kept/{i}")).collect();
+    let _: Vec<i64> =
+        redis::cmd("CF.INSERT").arg("big").arg("ITEMS").arg(&items).query(&mut c).unwrap();
+    let _: String = redis::cmd("SAVE").query(&mut c).unwrap();
+    drop(server);
+    let mut inside = 0;
+    for round in 0..6u64 {
+        let server = Server::start(dir.path(), &["--save-interval", "1"]);
+        // Kills spread over a second: saves start each second and take a good part of it.
+        std::thread::sleep(Duration::from_millis(1000 + round * 170));
+        let temporaries = || {
+            std::fs::read_dir(dir.path())
+                .unwrap()
+                .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains(".tmp-"))
+                .count()
+        };
+        inside += usize::from(temporaries() > 0);
+        server.kill();
+        let server = Server::start(dir.path(), &["--save-interval", "0"]);
+        let mut c = server.client();
+        let found: Vec<i64> =
+            redis::cmd("CF.MEXISTS").arg("big").arg(&items).query(&mut c).unwrap();
+        assert!(found.iter().all(|&f| f == 1), "round {round}");
+        // What the killed save left behind is gone.
+        assert_eq!(temporaries(), 0, "round {round}");
+    }
+    eprintln!("{inside} of 6 kills landed during a save");
+    assert!(inside > 0, "no kill landed during a save: the test shows nothing");
+}
