@@ -149,7 +149,9 @@ impl ChunkedSnapshot {
         if want == 0 {
             return Ok(0);
         }
-        out.try_reserve(want).map_err(|_| ChunkError::AllocationFailed { bytes: want })?;
+        // Room for the whole words around the chunk's first and last bytes too.
+        let room = want + 2 * WORD_LEN;
+        out.try_reserve(room).map_err(|_| ChunkError::AllocationFailed { bytes: room })?;
         with_levels!(filter.levels(), levels => self.write_levels(levels, filter.hasher(), want, out))
     }
 
@@ -191,8 +193,14 @@ impl ChunkedSnapshot {
                 let to = (end.min(level_end) - level_start) as usize;
                 let words = Range { start: from / WORD_LEN, end: to.div_ceil(WORD_LEN) };
                 let skip = from % WORD_LEN;
-                let bytes = table.words_now(words).flat_map(u64::to_le_bytes);
-                out.extend(bytes.skip(skip).take(to - from));
+                let copied = out.len();
+                out.resize(copied + words.len() * WORD_LEN, 0);
+                let room = out[copied..].chunks_exact_mut(WORD_LEN);
+                for (bytes, word) in room.zip(table.words_now(words)) {
+                    bytes.copy_from_slice(&word.to_le_bytes());
+                }
+                out.copy_within(copied + skip..copied + skip + (to - from), copied);
+                out.truncate(copied + (to - from));
                 at += (to - from) as u64;
             }
             level_start = level_end;

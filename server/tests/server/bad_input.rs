@@ -5,7 +5,7 @@ use std::io::Write;
 use std::net::TcpStream;
 use std::time::Duration;
 
-use crate::common::{encode, Raw, Server};
+use crate::common::{dump, encode, Raw, Server};
 
 /// A client that keeps working through the test: it added `kept` before, and checks it after.
 fn assert_still_serving(server: &mut Server) {
@@ -105,15 +105,7 @@ fn arguments_up_to_the_largest_bulk_are_taken() {
     let items: Vec<String> = (0..1000).map(|i| format!("item:{i}")).collect();
     let _: Vec<i64> =
         redis::cmd("CF.INSERT").arg("big").arg("ITEMS").arg(&items).query(&mut c).unwrap();
-    let mut chunks = Vec::new();
-    let mut cursor = 0i64;
-    loop {
-        let (next, chunk): (i64, Option<Vec<u8>>) =
-            redis::cmd("CF.SCANDUMP").arg("big").arg(cursor).query(&mut c).unwrap();
-        let Some(chunk) = chunk else { break };
-        chunks.push((next, chunk));
-        cursor = next;
-    }
+    let chunks = dump(&mut c, "big");
     let largest = chunks.iter().map(|(_, chunk)| chunk.len()).max().unwrap();
     assert!(largest > 8 << 20, "the dump's chunks are no larger than {largest} bytes");
     let total: usize = chunks.iter().map(|(_, chunk)| chunk.len()).sum();

@@ -237,15 +237,23 @@ pub fn have_tool(tool: &str) -> bool {
     found
 }
 
-/// Copies filter `from` into the new key `to` through `CF.SCANDUMP` and `CF.LOADCHUNK`, chunk by
-/// chunk.
-pub fn copy_by_chunks(c: &mut redis::Connection, from: &str, to: &str) {
+/// `CF.SCANDUMP`'s chunks of `key`, with the cursor after each.
+pub fn dump(c: &mut redis::Connection, key: &str) -> Vec<(i64, Vec<u8>)> {
+    let mut chunks = Vec::new();
     let mut cursor = 0i64;
     loop {
         let (next, chunk): (i64, Option<Vec<u8>>) =
-            redis::cmd("CF.SCANDUMP").arg(from).arg(cursor).query(c).unwrap();
-        let Some(chunk) = chunk else { break };
-        let _: () = redis::cmd("CF.LOADCHUNK").arg(to).arg(next).arg(chunk).query(c).unwrap();
+            redis::cmd("CF.SCANDUMP").arg(key).arg(cursor).query(c).unwrap();
+        let Some(chunk) = chunk else { return chunks };
+        chunks.push((next, chunk));
         cursor = next;
+    }
+}
+
+/// Copies filter `from` into the new key `to` through `CF.SCANDUMP` and `CF.LOADCHUNK`, chunk by
+/// chunk.
+pub fn copy_by_chunks(c: &mut redis::Connection, from: &str, to: &str) {
+    for (next, chunk) in dump(c, from) {
+        let _: () = redis::cmd("CF.LOADCHUNK").arg(to).arg(next).arg(chunk).query(c).unwrap();
     }
 }
