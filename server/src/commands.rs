@@ -163,8 +163,9 @@ pub struct Session {
     pub authenticated: bool,
     /// The requests `MULTI` queued, and whether one of them was refused.
     transaction: Option<Transaction>,
-    /// The requests of an `EXEC` not run yet ([`exec_next`]).
+    /// The requests of an `EXEC` not run yet ([`exec_next`]), and their bytes.
     executing: VecDeque<Vec<Vec<u8>>>,
+    executing_bytes: usize,
 }
 
 #[derive(Debug, Default)]
@@ -191,20 +192,20 @@ impl Session {
             authenticated: shared.password.is_none(),
             transaction: None,
             executing: VecDeque::new(),
+            executing_bytes: 0,
         }
     }
 
     /// Bytes of the requests this connection's transaction holds, queued or not run yet.
     pub fn queued_bytes(&self) -> usize {
-        let queued = self.transaction.as_ref().map_or(0, |t| t.bytes);
-        queued + self.executing.iter().map(|request| request_bytes(request)).sum::<usize>()
+        self.transaction.as_ref().map_or(0, |t| t.bytes) + self.executing_bytes
     }
 }
 
 /// What a queued request takes: its arguments, and a vector header for it and each of them.
-fn request_bytes(args: &[Vec<u8>]) -> usize {
+fn request_bytes<A: AsRef<[u8]>>(args: &[A]) -> usize {
     let header = std::mem::size_of::<Vec<u8>>();
-    header + args.iter().map(|arg| arg.len() + header).sum::<usize>()
+    header + args.iter().map(|arg| arg.as_ref().len() + header).sum::<usize>()
 }
 
 /// What the connection does after a command's reply is queued.
@@ -291,6 +292,7 @@ pub const OUT_OF_MEMORY: &str = "ERR out of memory for the reply";
 /// Runs the next request of the `EXEC` under way and writes its reply; false when none is left.
 pub fn exec_next(shared: &Shared, session: &mut Session, out: &mut Vec<u8>) -> bool {
     let Some(request) = session.executing.pop_front() else { return false };
+    session.executing_bytes -= request_bytes(&request);
     let args: Vec<&[u8]> = request.iter().map(Vec::as_slice).collect();
     let reply = match parse(&args[..]) {
         Some(Ok(command)) => command.run(&shared.store, session.protocol),
@@ -321,8 +323,7 @@ fn queue(session: &mut Session, name: &str, args: &dyn Argv) -> Reply {
         Some(_) => None,
     };
     let request: Vec<&[u8]> = (0..args.len()).map(|i| args.get(i)).collect();
-    let header = std::mem::size_of::<Vec<u8>>();
-    let bytes = header + request.iter().map(|arg| arg.len() + header).sum::<usize>();
+    let bytes = request_bytes(&request);
     let reply = reply.or_else(|| {
         let too_many = transaction.queued.len() >= MAX_QUEUED;
         (too_many || transaction.bytes + bytes > MAX_QUEUED_BYTES).then(|| {
@@ -388,6 +389,7 @@ fn exec(_: &Shared, session: &mut Session, _: &dyn Argv) -> Outcome {
         return reply(Reply::error("EXECABORT Transaction discarded because of previous errors."));
     }
     session.executing = transaction.queued;
+    session.executing_bytes = transaction.bytes;
     (None, Next::Exec)
 }
 

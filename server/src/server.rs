@@ -282,8 +282,13 @@ impl Server {
                         return stream.write_all(&out).await;
                     }
                 }
+                // Most requests change nothing counted and leave little to send: nothing to do.
                 let others = input.capacity() + session.queued_bytes();
-                if !self.flush_full(stream, &mut out, held, others).await? {
+                let unchanged = others + out.capacity() == held.bytes;
+                let hard = self.limits.output.hard;
+                let over = out.len() >= FLUSH_AT || (hard != 0 && out.len() > hard);
+                if !(unchanged && !over) && !self.flush_full(stream, &mut out, held, others).await?
+                {
                     return Ok(());
                 }
             }
@@ -423,9 +428,10 @@ impl Held<'_> {
                 self.total.fetch_sub(more, Ordering::Relaxed);
                 return false;
             }
-        } else {
+        } else if bytes < self.bytes {
             self.total.fetch_sub(self.bytes - bytes, Ordering::Relaxed);
         }
+        // Unchanged, as after most requests: the shared count is not touched.
         self.bytes = bytes;
         true
     }
