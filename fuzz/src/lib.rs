@@ -100,7 +100,9 @@ pub fn differential(capacity: u8, ops: &[Op]) {
 /// names are drawn from the known ones by the first argument's first byte, so that sequences
 /// reach the commands' options rather than only "unknown command".
 pub fn commands(requests: &[Vec<Vec<u8>>]) {
-    use lockfree_cuckoo_server::commands::{execute, Session, Shared, SERVER_COMMANDS};
+    use lockfree_cuckoo_server::commands::{
+        exec_next, execute, Next, Session, Shared, SERVER_COMMANDS,
+    };
     use lockfree_cuckoo_server::store::Store;
 
     let names: Vec<&str> = lockfree_cuckoo_commands::COMMANDS
@@ -114,6 +116,7 @@ pub fn commands(requests: &[Vec<Vec<u8>>]) {
         store: Store::new(1 << 22, 64),
         password: None,
         clients: std::sync::atomic::AtomicUsize::new(0),
+        client_buffers: std::sync::atomic::AtomicUsize::new(0),
         started: std::time::Instant::now(),
     };
     let mut session = Session::new(1, &shared);
@@ -125,7 +128,10 @@ pub fn commands(requests: &[Vec<Vec<u8>>]) {
         let mut args: Vec<&[u8]> = vec![name];
         args.extend(rest.iter().take(16).map(Vec::as_slice));
         let mut out = Vec::new();
-        execute(&shared, &mut session, &args[..], &mut out);
+        // An EXEC's replies follow its header, as the connection sends them.
+        if execute(&shared, &mut session, &args[..], &mut out) == Next::Exec {
+            while exec_next(&shared, &mut session, &mut out) {}
+        }
         if !out.is_empty() {
             assert_eq!(frame_len(&out), Some(out.len()), "not one RESP frame: {out:?}");
         }

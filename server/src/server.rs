@@ -287,8 +287,7 @@ impl Server {
                 let unchanged = others + out.capacity() == held.bytes;
                 let hard = self.limits.output.hard;
                 let over = out.len() >= FLUSH_AT || (hard != 0 && out.len() > hard);
-                if !(unchanged && !over) && !self.flush_full(stream, &mut out, held, others).await?
-                {
+                if (over || !unchanged) && !self.flush_full(stream, &mut out, held, others).await? {
                     return Ok(());
                 }
             }
