@@ -1,5 +1,6 @@
-//! What a hostile client can make the server hold: large requests left behind, replies never
-//! read, transactions of large replies, long names, unfinished loads, dumps of large filters.
+//! What a hostile client can make the server hold: large requests left behind, replies read
+//! then idle, replies never read, queued and executed transactions, long names, unfinished
+//! loads, dumps of large filters.
 //! Every test reads the process's RSS from `/proc`, checks that the server answers `PING`
 //! meanwhile, and that what was acknowledged is still there.
 
@@ -74,6 +75,76 @@ fn large_requests_give_their_memory_back_once_run() {
         raw.stream.write_all(b"1\r\n$4\r\nPING\r\n").unwrap();
         assert_eq!(raw.reply(), "+PONG\r\n");
     }
+}
+
+#[test]
+fn replies_read_give_their_memory_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--threads", "2"]);
+    let mut c = server.client();
+    big_filter(&mut c, "big", 40, 1000);
+    let idle_rss = server.rss_kib();
+    // Thirty-two clients each read one 16 MiB chunk (512 MiB of replies), then stay idle.
+    let mut clients: Vec<redis::Connection> = (0..32).map(|_| server.client()).collect();
+    for client in &mut clients {
+        let (_, chunk): (i64, Vec<u8>) =
+            redis::cmd("CF.SCANDUMP").arg("big").arg(0).query(client).unwrap();
+        assert_eq!(chunk.len() as u64, 16 * MIB);
+    }
+    // Each idle connection keeps small buffers (16 KiB in, 16 KiB out), not its reply.
+    let held = |c: &mut redis::Connection| info(c, "mem_clients_normal");
+    let small = 33 * (64 << 10);
+    assert!(eventually(|| held(&mut c) < small), "{} bytes of buffers kept", held(&mut c));
+    // What the allocator keeps of freed replies does not grow with the clients: one chunk being
+    // made and one reply on each worker.
+    let rss = server.rss_kib();
+    let bound = idle_rss + 2 * 2 * (16 << 10) + ALLOWANCE_KIB;
+    assert!(rss < bound, "RSS from {idle_rss} KiB to {rss} KiB while idle, over {bound} KiB");
+    for client in &mut clients {
+        ping(client);
+    }
+}
+
+#[test]
+fn transactions_are_bounded_and_freed_when_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--threads", "2"]);
+    let mut c = server.client();
+    let _: () = redis::cmd("CF.RESERVE").arg("f").arg(1000).query(&mut c).unwrap();
+    let _: bool = redis::cmd("CF.ADD").arg("f").arg("kept").query(&mut c).unwrap();
+    let idle_rss = server.rss_kib();
+    server.reset_peak();
+    // Four connections each open a transaction and queue sixteen 16 MiB requests (1 GiB in all).
+    let big = vec![b'x'; 16 << 20];
+    let mut raws: Vec<Raw> = (0..4).map(|_| server.raw()).collect();
+    for raw in &mut raws {
+        assert_eq!(raw.call(&["MULTI"]), "+OK\r\n");
+        let mut refused = 0;
+        for _ in 0..16 {
+            raw.send(&[b"CF.ADD", b"f", &big]);
+            let reply = raw.reply();
+            if reply.starts_with("-ERR the transaction is over the limit") {
+                refused += 1;
+            } else {
+                assert_eq!(reply, "+QUEUED\r\n");
+            }
+        }
+        // Three fit in 64 MiB; the fourth discards the transaction, later ones are not kept.
+        assert_eq!(refused, 1);
+        ping(&mut c);
+    }
+    assert!(info(&mut c, "mem_clients_normal") < MIB, "a discarded transaction's bytes kept");
+    // One transaction's 64 MiB at most (they come one after another), and requests being read.
+    let peak = server.peak_rss_kib();
+    let bound = idle_rss + (64 << 10) + 2 * (16 << 10) + ALLOWANCE_KIB;
+    assert!(peak < bound, "RSS from {idle_rss} KiB to {peak} KiB, over {bound} KiB");
+    for raw in &mut raws {
+        assert!(raw.call(&["EXEC"]).starts_with("-EXECABORT"));
+    }
+    let rss = server.rss_kib();
+    assert!(rss < idle_rss + ALLOWANCE_KIB, "RSS from {idle_rss} KiB to {rss} KiB once refused");
+    let kept: bool = redis::cmd("CF.EXISTS").arg("f").arg("kept").query(&mut c).unwrap();
+    assert!(kept);
 }
 
 #[test]
