@@ -14,7 +14,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Every shard is built with the same capacity and seed, so they can be merged. The seed is
     // the job's secret: drawn once, then handed to every shard's builder.
     let capacity = (SHARDS * PER_SHARD) as usize;
-    let seed = lockfree_cuckoo::DefaultHashBuilder::new().seed().expect("a keyed hasher");
+    let seed = lockfree_cuckoo::DefaultHashBuilder::new().seed();
     let shard_filter = move || CuckooFilter::builder().capacity(capacity).seed(seed).build();
     let shipped: Vec<Vec<u8>> = (0..SHARDS)
         .map(|shard| {

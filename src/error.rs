@@ -125,20 +125,19 @@ pub enum LoadError {
         /// The first bytes of the input (up to eight).
         found: Vec<u8>,
     },
-    /// The snapshot is in a format version this build does not read. Versions map items to
-    /// fingerprints and buckets differently (version 1 did not mix the hash), so a snapshot of
-    /// another version cannot be converted: the filter must be rebuilt from its items.
+    /// The snapshot is in a format version this build does not read. Another version may map
+    /// items to fingerprints and buckets differently, so its snapshot cannot be converted: the
+    /// filter must be rebuilt from its items.
     UnsupportedVersion {
         /// The version in the snapshot.
         found: u16,
-        /// The newest version this build reads; it reads every version from 2 to this one.
+        /// The version this build reads.
         supported: u16,
     },
-    /// The snapshot stores fingerprints in a layout other than sixteen bits (or, from version
-    /// 6, seventeen: [`Encoding::SemiSorted`](crate::Encoding::SemiSorted)) in four lanes a
-    /// bucket.
+    /// The snapshot stores fingerprints in a layout other than sixteen bits (or seventeen:
+    /// [`Encoding::SemiSorted`](crate::Encoding::SemiSorted)) in four lanes a bucket.
     UnsupportedLayout {
-        /// Bits of a fingerprint in the snapshot (this build: 16, or 17 from version 6).
+        /// Bits of a fingerprint in the snapshot (this build: 16, or 17).
         fingerprint_bits: u8,
         /// Lanes of a bucket in the snapshot (this build: 4).
         lanes: u8,
@@ -176,15 +175,6 @@ pub enum LoadError {
         expected: u64,
         /// The probe's hash under the hasher given to the load.
         found: u64,
-    },
-    /// The snapshot was saved by a build before format version 4, whose default hasher was aHash,
-    /// and is loaded with this build's default hasher, which maps items differently (or, less
-    /// likely, it was saved with another hasher of the caller's). Load it with
-    /// [`AHashBuilder`](crate::AHashBuilder) in a build that hashes as the saving one did (the
-    /// same target and CPU features), or rebuild the filter from its items.
-    OlderDefaultHasher {
-        /// The snapshot's format version (2 or 3).
-        version: u16,
     },
     /// A header field is out of range or contradicts the rest of the snapshot (for example an
     /// item count larger than the lanes, or not equal to the occupied lanes).
@@ -238,14 +228,14 @@ impl fmt::Display for LoadError {
             ),
             Self::UnsupportedVersion { found, supported } => write!(
                 f,
-                "unsupported cuckoo filter snapshot format version: expected 2 to {supported} \
-                 (the versions this build reads), found {found}"
+                "unsupported cuckoo filter snapshot format version: expected {supported} (the \
+                 version this build reads), found {found}"
             ),
             Self::UnsupportedLayout { fingerprint_bits, lanes } => write!(
                 f,
                 "unsupported cuckoo filter snapshot layout: expected 16-bit fingerprints (or \
-                 17-bit, from version 6) in 4 lanes a bucket, found {fingerprint_bits}-bit \
-                 fingerprints in {lanes} lanes"
+                 17-bit for semi-sorted buckets) in 4 lanes a bucket, found \
+                 {fingerprint_bits}-bit fingerprints in {lanes} lanes"
             ),
             Self::Truncated { expected, found } => write!(
                 f,
@@ -265,13 +255,6 @@ impl fmt::Display for LoadError {
                 f,
                 "cuckoo filter snapshot was saved with a different hasher: expected probe \
                  {probe} to hash to {expected:#018x}, found {found:#018x}"
-            ),
-            Self::OlderDefaultHasher { version } => write!(
-                f,
-                "cuckoo filter snapshot of format version {version} was saved with another \
-                 hasher, most likely the default hasher of builds before format version 4 \
-                 (aHash): load it with AHashBuilder in a build of the same target and CPU \
-                 features as the one that saved it, or rebuild the filter from its items"
             ),
             Self::InconsistentHeader { field, expected, found } => write!(
                 f,

@@ -10,20 +10,11 @@
 //!
 //! It only *compresses* what `Hash` writes into 64 bits: the filter finalises every hash with its
 //! mix (`hash::mix`) before it takes slots from it. Chosen by measurement against aHash, foldhash,
-//! XXH3 and SipHash (`docs/benchmarks-history.md`, "The default hasher, chosen by measurement"
-//! and "Speed of the keyed hasher").
-//!
-//! The format-4 default hasher is the same algorithm with fixed key words (pi's digits) and an
-//! unfolded last word: [`DefaultHashBuilder`] keeps it for the filters that snapshots of format 4
-//! load into, so they find their items.
+//! XXH3 and SipHash (`BENCHMARKS.md`, "The default hasher").
 
 use core::any::Any;
 use core::fmt;
 use core::hash::{BuildHasher, Hasher};
-
-/// The format-4 hasher's key words: the first 192 fractional bits of pi.
-const FORMAT_4: Keys =
-    Keys { start: 0x243F_6A88_85A3_08D3, low: 0x1319_8A2E_0370_7344, high: 0xA409_3822_299F_31D0 };
 
 /// The increment of SplitMix64, which expands a seed into the key words.
 const GOLDEN_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -69,7 +60,7 @@ impl Keys {
 /// filter loaded from it hashes as the saved one did. Its hashes are inputs for the filter, which
 /// finalises them: for a hash table, use a general-purpose hasher.
 ///
-/// `Debug` shows whether a builder is keyed, never its seed.
+/// `Debug` never shows the seed.
 ///
 /// # Examples
 ///
@@ -80,7 +71,7 @@ impl Keys {
 /// // A seed gives the same hashes everywhere (a test vector of FORMAT.md).
 /// let seeded = DefaultHashBuilder::with_seed(0);
 /// assert_eq!(seeded.hash_one(0u64), 0x47D2_8E97_4CE5_7B85);
-/// assert_eq!(seeded.seed(), Some(0));
+/// assert_eq!(seeded.seed(), 0);
 ///
 /// // A random key: another hash for the same item, almost surely.
 /// let random = DefaultHashBuilder::new();
@@ -89,8 +80,8 @@ impl Keys {
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct DefaultHashBuilder {
     keys: Keys,
-    /// The seed the keys came from; `None` for the format-4 hasher.
-    seed: Option<u64>,
+    /// The seed the keys came from.
+    seed: u64,
 }
 
 impl DefaultHashBuilder {
@@ -109,10 +100,10 @@ impl DefaultHashBuilder {
     /// it secret (README, "Security").
     #[must_use]
     pub const fn with_seed(seed: u64) -> Self {
-        Self { keys: Keys::of_seed(seed), seed: Some(seed) }
+        Self { keys: Keys::of_seed(seed), seed }
     }
 
-    /// The seed of the key, `None` for the unkeyed hasher of format-4 snapshots.
+    /// The seed of the key.
     ///
     /// # Examples
     ///
@@ -120,23 +111,12 @@ impl DefaultHashBuilder {
     /// use lockfree_cuckoo::CuckooFilter;
     ///
     /// let filter = CuckooFilter::builder().seed(7).build();
-    /// assert_eq!(filter.hasher().seed(), Some(7));
+    /// assert_eq!(filter.hasher().seed(), 7);
     /// ```
     #[must_use]
-    pub const fn seed(&self) -> Option<u64> {
+    pub const fn seed(&self) -> u64 {
         self.seed
     }
-
-    /// The unkeyed default hasher of the builds that wrote format version 4, for the filters
-    /// that such snapshots load into (a test hook: a new filter is always keyed).
-    #[cfg(any(test, feature = "test-hooks"))]
-    #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
-    #[must_use]
-    pub const fn format_4() -> Self {
-        Self::FORMAT_4
-    }
-
-    const FORMAT_4: Self = Self { keys: FORMAT_4, seed: None };
 
     /// A 16-byte item whose hash is `hash`, as anyone who knows the key can compute it from
     /// `FORMAT.md` (a test hook, for attacks): the item's second word cancels the key word it is
@@ -150,15 +130,6 @@ impl DefaultHashBuilder {
         item[8..].copy_from_slice(&(self.keys.high ^ 1).to_le_bytes());
         item
     }
-
-    /// The hasher of a snapshot that records `seed` (`None`: it records none, so it was written
-    /// under the format-4 hasher or another hasher, which the probes tell apart).
-    pub(crate) const fn of_snapshot(seed: Option<u64>) -> Self {
-        match seed {
-            Some(seed) => Self::with_seed(seed),
-            None => Self::FORMAT_4,
-        }
-    }
 }
 
 impl Default for DefaultHashBuilder {
@@ -170,22 +141,22 @@ impl Default for DefaultHashBuilder {
 
 impl fmt::Debug for DefaultHashBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("DefaultHashBuilder")
-            .field("keyed", &self.seed.is_some())
-            .finish_non_exhaustive()
+        f.debug_struct("DefaultHashBuilder").finish_non_exhaustive()
     }
 }
 
-/// The seed of `hasher` if it is a keyed [`DefaultHashBuilder`], for the snapshot to record.
+/// The seed of `hasher` if it is a [`DefaultHashBuilder`], for the snapshot to record.
 pub(crate) fn seed_of<S: 'static>(hasher: &S) -> Option<u64> {
-    (hasher as &dyn Any).downcast_ref::<DefaultHashBuilder>().and_then(DefaultHashBuilder::seed)
+    (hasher as &dyn Any).downcast_ref::<DefaultHashBuilder>().map(DefaultHashBuilder::seed)
 }
 
 /// Gives `hasher`, if it is a [`DefaultHashBuilder`], the key of a snapshot that records `seed`:
-/// a default hasher loads every snapshot written under one, whatever key it was drawn with.
+/// a default hasher loads every snapshot written under one, whatever key it was drawn with. A
+/// snapshot that records no seed was written under another hasher, and the probes refuse it.
 pub(crate) fn adopt_snapshot_key<S: 'static>(hasher: &mut S, seed: Option<u64>) {
-    if let Some(default) = (hasher as &mut dyn Any).downcast_mut::<DefaultHashBuilder>() {
-        *default = DefaultHashBuilder::of_snapshot(seed);
+    let default = (hasher as &mut dyn Any).downcast_mut::<DefaultHashBuilder>();
+    if let (Some(default), Some(seed)) = (default, seed) {
+        *default = DefaultHashBuilder::with_seed(seed);
     }
 }
 
@@ -199,7 +170,6 @@ impl BuildHasher for DefaultHashBuilder {
             pending: None,
             low: self.keys.low,
             high: self.keys.high,
-            fold_last: self.seed.is_some(),
         }
     }
 }
@@ -213,9 +183,6 @@ pub struct DefaultHasher {
     pending: Option<u64>,
     low: u64,
     high: u64,
-    /// Whether `finish` absorbs a pending word with a multiply (keyed) or xors it into the state
-    /// (the format-4 hasher).
-    fold_last: bool,
 }
 
 impl fmt::Debug for DefaultHasher {
@@ -264,14 +231,12 @@ fn short_reads(bytes: &[u8]) -> (u64, u64) {
 }
 
 impl Hasher for DefaultHasher {
-    /// The state, after a word still waiting for its pair is absorbed with a zero word (the
-    /// format-4 hasher xors it into the state instead).
+    /// The state, after a word still waiting for its pair is absorbed with a zero word.
     #[inline]
     fn finish(&self) -> u64 {
         match self.pending {
             None => self.state,
-            Some(last) if self.fold_last => fold(self.state ^ last ^ self.low, self.high),
-            Some(last) => self.state ^ last,
+            Some(last) => fold(self.state ^ last ^ self.low, self.high),
         }
     }
 
@@ -339,9 +304,7 @@ impl Hasher for DefaultHasher {
     }
 }
 
-/// aHash with fixed seeds, an opt-in hasher for filters whose snapshots stay in one build: the
-/// default hasher of the builds that wrote snapshot format versions 2 and 3, so it also loads
-/// snapshots those builds saved, in a build that hashes as theirs did.
+/// aHash with fixed seeds, an opt-in hasher for filters whose snapshots stay in one build.
 ///
 /// aHash does not promise the same output across its own versions, or between builds with
 /// different CPU features (for example `target-cpu=native` with AES), so a snapshot of a filter
@@ -415,22 +378,6 @@ mod tests {
         }
     }
 
-    #[test]
-    fn format_4_hasher_matches_the_format_specification() {
-        let table = [
-            (0x243F_6A88_85A3_08D3, 0x1829, 266, 274),
-            (0x251C_2FEF_0C08_C53C, 0x9BF3, 188, 582),
-            (0xE724_126C_7C43_CAEC, 0x66BA, 692, 365),
-            (0x243F_6A88_7A5C_F72C, 0x1BC2, 302, 447),
-            (0x07EF_1591_DDEF_7D38, 0x7283, 993, 673),
-            (0xBA54_F622_12D5_F7D0, 0xE103, 88, 523),
-            (0x5E18_1A19_ADCD_151F, 0x8BCA, 480, 484),
-            (0x1172_8790_2CFB_3F8E, 0x4EDE, 219, 887),
-            (0x0CD3_E308_3AA4_B37A, 0x9629, 56, 788),
-        ];
-        check_table(DefaultHashBuilder::format_4(), table, "format 4");
-    }
-
     /// The keyed tables, one a seed, and the key words of seed 0.
     #[test]
     fn keyed_hasher_matches_the_format_specification() {
@@ -468,47 +415,17 @@ mod tests {
         );
     }
 
-    /// No class of inputs hashes alike for every key: the word that zeroed the format-4 hasher's
-    /// product (16-byte items whose second word is its public constant) spreads under a key.
-    #[test]
-    fn the_format_4_zero_class_spreads_under_a_key() {
-        let item = |first: u64| {
-            let mut bytes = [0u8; 16];
-            bytes[..8].copy_from_slice(&first.to_le_bytes());
-            bytes[8..].copy_from_slice(&FORMAT_4.high.to_le_bytes());
-            bytes
-        };
-        let unkeyed = DefaultHashBuilder::FORMAT_4;
-        let keyed = DefaultHashBuilder::with_seed(9);
-        let (mut collapsed, mut distinct) =
-            (std::collections::HashSet::new(), std::collections::HashSet::new());
-        for first in 0..1000u64 {
-            let mut hasher = unkeyed.build_hasher();
-            hasher.write(&item(first));
-            collapsed.insert(hasher.finish());
-            let mut hasher = keyed.build_hasher();
-            hasher.write(&item(first));
-            distinct.insert(hasher.finish());
-        }
-        assert_eq!(collapsed.len(), 1, "the format-4 hasher collapses this class");
-        assert_eq!(distinct.len(), 1000);
-    }
-
     #[test]
     fn random_keys_differ_and_debug_hides_them() {
         let (a, b) = (DefaultHashBuilder::new(), DefaultHashBuilder::default());
         assert_ne!(a.seed(), b.seed());
-        assert!(a.seed().is_some());
         let shown = format!("{a:?} {:?}", a.build_hasher());
-        assert_eq!(shown, "DefaultHashBuilder { keyed: true, .. } DefaultHasher { .. }");
+        assert_eq!(shown, "DefaultHashBuilder { .. } DefaultHasher { .. }");
     }
 
-    /// Both kinds: keyed, and the format-4 hasher.
-    const HASHERS: [DefaultHashBuilder; 3] = [
-        DefaultHashBuilder::with_seed(0),
-        DefaultHashBuilder::with_seed(0x0123_4567_89AB_CDEF),
-        DefaultHashBuilder::FORMAT_4,
-    ];
+    /// Two keys of `FORMAT.md`'s test vectors.
+    const HASHERS: [DefaultHashBuilder; 2] =
+        [DefaultHashBuilder::with_seed(0), DefaultHashBuilder::with_seed(0x0123_4567_89AB_CDEF)];
 
     #[test]
     fn integers_are_their_value_on_every_target() {

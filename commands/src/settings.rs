@@ -162,7 +162,7 @@ impl Settings {
     /// options).
     pub fn of_loaded(filter: &CuckooFilter) -> Self {
         let mut settings = Self::with_capacity(filter.capacity() as u64);
-        settings.seed = filter.hasher().seed();
+        settings.seed = Some(filter.hasher().seed());
         settings.encoding = filter.encoding();
         if !filter.is_growable() {
             settings.expansion = 0;

@@ -473,7 +473,7 @@ fn reserve_seed_keys_the_filter() {
         assert_eq!(resp2(&m, line), want, "{line}");
     }
     assert!(m.keys.borrow().is_empty(), "a refused CF.RESERVE created its key");
-    let seed = |m: &Map, key: &[u8]| m.keys.borrow()[key].filter.hasher().seed();
+    let seed = |m: &Map, key: &[u8]| Some(m.keys.borrow()[key].filter.hasher().seed());
     assert_eq!(resp2(&m, "CF.RESERVE a 1000 SEED 18446744073709551615"), "+OK\r\n");
     assert_eq!(resp2(&m, "CF.RESERVE b 1000 EXPANSION 0 seed 18446744073709551615"), "+OK\r\n");
     assert_eq!(seed(&m, b"a"), Some(u64::MAX));

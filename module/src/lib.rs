@@ -149,8 +149,8 @@ fn replicate_created(
 ) {
     let key = command.key();
     let made = keys.read(key, |e| e.map(|e| (e.settings, e.filter.hasher().seed())));
-    let Ok(Some((settings, Some(seed)))) = made else {
-        // Every new filter is keyed; should one not be, its command goes as it came.
+    let Ok(Some((settings, seed))) = made else {
+        // No filter under the key (the command was refused): it goes as it came.
         context.replicate_verbatim();
         return;
     };

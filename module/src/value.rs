@@ -158,7 +158,7 @@ fn load(rdb: *mut raw::RedisModuleIO) -> Option<Entry> {
     }
     // Every table on the engine's allocator, as for a new filter.
     let filter = CuckooFilter::builder().huge_pages(false).load(&snapshot).ok()?;
-    settings.seed = filter.hasher().seed();
+    settings.seed = Some(filter.hasher().seed());
     settings.encoding = filter.encoding();
     Some(Entry::with_filter(filter, settings, deletes))
 }

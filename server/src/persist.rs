@@ -5,14 +5,10 @@
 //!
 //! | bytes | field |
 //! |---|---|
-//! | 8 | magic `LFCSRV\0\x02` (the last byte is the layout version) |
+//! | 8 | magic `LFCSRV\0\x01` (the last byte is the layout version) |
 //! | 8 | number of filters |
 //! | per filter | name length (8), name, capacity (8), max iterations (8), bucket size (8), expansion (8), deletes (8), snapshot length (8), the library's snapshot (`FORMAT.md`) |
 //! | 8 | CRC-64/XZ of everything before it |
-//!
-//! Layout version 1, written before `EXPANSION` and `BUCKETSIZE` were kept, lacks the bucket
-//! size and the expansion; it loads with RedisBloom's default bucket size and the expansion
-//! of the filter it holds (0: those servers made fixed filters only).
 //!
 //! Each filter's words come from [`CuckooFilter::write_to`], whose guarantee carries over: every
 //! item whose `CF.ADD` was acknowledged before `SAVE` began, and that no `CF.DEL` removed before
@@ -27,13 +23,12 @@ use std::path::{Path, PathBuf};
 use crc::{Crc, Digest, CRC_64_XZ};
 use lockfree_cuckoo::{CuckooFilter, LoadError};
 
-use lockfree_cuckoo_commands::{Entry, KeyError, Settings, DEFAULT_BUCKET_SIZE};
+use lockfree_cuckoo_commands::{Entry, KeyError, Settings};
 
 use crate::store::{Growth, Store};
 
-/// The magic of layout version 2, which this build writes; version 1 differs in its last byte.
-const MAGIC: [u8; 8] = *b"LFCSRV\0\x02";
-const MAGIC_V1: [u8; 8] = *b"LFCSRV\0\x01";
+/// The magic of layout version 1, the one this build writes and reads.
+const MAGIC: [u8; 8] = *b"LFCSRV\0\x01";
 const CRC: Crc<u64> = Crc::<u64>::new(&CRC_64_XZ);
 
 /// Why a save file could not be loaded.
@@ -57,12 +52,6 @@ pub enum PersistError {
         /// Why.
         source: LoadError,
     },
-    /// A filter was saved by a server built before the library's snapshot format 4, whose
-    /// hasher (aHash) this build does not share: its items cannot be found here.
-    OlderHasher {
-        /// The filter's name, lossily as text.
-        name: String,
-    },
     /// A name appears twice.
     DuplicateName(String),
     /// A growable filter has no byte ceiling: the library would let its removes take memory
@@ -82,21 +71,14 @@ impl fmt::Display for PersistError {
             Self::NotASaveFile => f.write_str("not a lockfree-cuckoo-server save file"),
             Self::UnsupportedLayout(found) => write!(
                 f,
-                "the save file has layout {found}, written by a later version of this server; \
-                 this one reads layouts 1 and 2, and leaves the file as it is"
+                "the save file has layout {found}, written by another version of this server; \
+                 this one reads layout 1, and leaves the file as it is"
             ),
             Self::Truncated => {
                 f.write_str("the save file is truncated or has an impossible length")
             }
             Self::Checksum => f.write_str("the save file's checksum does not match its contents"),
             Self::Filter { name, source } => write!(f, "filter {name:?}: {source}"),
-            Self::OlderHasher { name } => write!(
-                f,
-                "filter {name:?} was saved by an older version of this server, whose hash \
-                 function this version does not share, so its items could not be found; the file \
-                 is left as it is: serve it with the version that saved it, or move it aside to \
-                 start empty and add the items again"
-            ),
             Self::DuplicateName(name) => write!(f, "filter {name:?} appears twice"),
             Self::Unbounded { name } => write!(
                 f,
@@ -245,14 +227,13 @@ pub fn load(store: &Store, path: &Path) -> Result<usize, PersistError> {
         Checksummed { inner: BufReader::new(file).take(length - 8), digest: CRC.digest() };
     let mut magic = [0; 8];
     input.read_exact(&mut magic)?;
-    let version = match magic {
-        MAGIC => 2,
-        MAGIC_V1 => 1,
-        [b'L', b'F', b'C', b'S', b'R', b'V', 0, later] => {
-            return Err(PersistError::UnsupportedLayout(later))
+    match magic {
+        MAGIC => {}
+        [b'L', b'F', b'C', b'S', b'R', b'V', 0, other] => {
+            return Err(PersistError::UnsupportedLayout(other))
         }
         _ => return Err(PersistError::NotASaveFile),
-    };
+    }
     let count = read_u64(&mut input)?;
     // Each filter takes at least 40 bytes of fields: a count the file cannot hold is refused
     // before anything is reserved for it.
@@ -273,19 +254,13 @@ pub fn load(store: &Store, path: &Path) -> Result<usize, PersistError> {
         let capacity = read_u64(&mut input)?;
         // Out-of-range settings cannot have been written: the checksum then fails too.
         let max_iterations = read_u64(&mut input)?.try_into().unwrap_or(u16::MAX);
-        let (bucket_size, expansion) = if version == 1 {
-            (u64::from(DEFAULT_BUCKET_SIZE), None)
-        } else {
-            (read_u64(&mut input)?, Some(read_u64(&mut input)?.try_into().unwrap_or(u16::MAX)))
-        };
+        let bucket_size = read_u64(&mut input)?;
+        let expansion = read_u64(&mut input)?.try_into().unwrap_or(u16::MAX);
         let deletes = read_u64(&mut input)?;
         let snapshot_len = read_u64(&mut input)?;
         let mut snapshot = (&mut input).take(snapshot_len);
         let filter = CuckooFilter::read_from(&mut snapshot).map_err(|source| match source {
             LoadError::Io(e) if e.kind() == io::ErrorKind::UnexpectedEof => PersistError::Truncated,
-            LoadError::OlderDefaultHasher { .. } => {
-                PersistError::OlderHasher { name: String::from_utf8_lossy(&name).into() }
-            }
             source => PersistError::Filter { name: String::from_utf8_lossy(&name).into(), source },
         })?;
         if snapshot.limit() != 0 {
@@ -298,8 +273,8 @@ pub fn load(store: &Store, path: &Path) -> Result<usize, PersistError> {
             capacity,
             max_iterations,
             bucket_size: bucket_size.try_into().unwrap_or(u8::MAX),
-            expansion: expansion.unwrap_or(u16::from(filter.is_growable())),
-            seed: filter.hasher().seed(),
+            expansion,
+            seed: Some(filter.hasher().seed()),
             encoding: filter.encoding(),
         };
         loaded.push((name, Entry::with_filter(filter, settings, deletes), growth));
@@ -397,7 +372,7 @@ mod tests {
             let e = e.unwrap();
             assert_eq!(e.deletes(), 1);
             // The seed drawn for the saved filter is the loaded one's, asked for.
-            assert_eq!(e.settings, Settings { seed: e.filter.hasher().seed(), ..SETTINGS });
+            assert_eq!(e.settings, Settings { seed: Some(e.filter.hasher().seed()), ..SETTINGS });
             assert!(e.settings.seed.is_some());
             assert!((1..500u32).all(|i| e.filter.contains(&i)));
         });
@@ -440,16 +415,16 @@ mod tests {
     }
 
     #[test]
-    fn a_later_layout_is_refused_by_name() {
+    fn another_layout_is_refused_by_name() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("save");
         save(&store_with_two(), &path).unwrap();
         let mut bytes = fs::read(&path).unwrap();
-        bytes[7] = 3;
+        bytes[7] = 2;
         fs::write(&path, &bytes).unwrap();
         let error = load(&Store::new(1 << 30, 1024), &path).unwrap_err();
-        assert!(matches!(error, PersistError::UnsupportedLayout(3)), "{error}");
-        assert!(error.to_string().contains("later version"));
+        assert!(matches!(error, PersistError::UnsupportedLayout(2)), "{error}");
+        assert!(error.to_string().contains("another version"));
     }
 
     #[test]

@@ -12,7 +12,7 @@ use crc::{Crc, Digest, Table, CRC_64_XZ};
 use crate::bucket::{BucketEncoding, Encoding, LANES};
 use crate::encoded::{self, ForEncoding};
 use crate::error::LoadError;
-use crate::hasher::{adopt_snapshot_key, DefaultHashBuilder};
+use crate::hasher::adopt_snapshot_key;
 use crate::levels::{Ceiling, MAX_LEVELS};
 use crate::table::ScannedWords;
 
@@ -22,71 +22,35 @@ use crate::table::ScannedWords;
 /// and the trailing line feed catches line-ending translation.
 const MAGIC: [u8; 8] = *b"\x89CUCKOO\n";
 
-/// The newest format version, which this build writes for semi-sorted filters: version 5 whose
-/// fingerprint layout may also be 17 bits, the semi-sorted encoding (`FORMAT.md`, "Fields").
-const VERSION: u16 = 6;
+/// The format version, the only one: a reader refuses every other, since another version may
+/// map items to fingerprints and buckets differently (and reading it would answer false
+/// negatives).
+const VERSION: u16 = 1;
 
-/// The version this build writes for plain filters, which builds before version 6 read too:
-/// its header records the default hasher's seed (`FORMAT.md`, "The default hasher"). Its flags
-/// say whether a level block follows the header and whether the seed field holds a seed.
-const SEED_VERSION: u16 = 5;
-
-/// Version 4: version 5 without the seed field, written under the unkeyed format-4 hasher (or a
-/// custom one).
-const FORMAT_4_VERSION: u16 = 4;
-
-/// The oldest version this build reads. Version 2 is version 4 without a level block (a fixed
-/// filter), version 3 the same with one (a growable filter); both were written by builds whose
-/// default hasher was aHash. Version 1 maps items differently, so reading it would answer false
-/// negatives.
-const OLDEST_VERSION: u16 = 2;
-const FIXED_VERSION: u16 = 2;
-const GROWABLE_VERSION: u16 = 3;
-
-/// Flag of versions 4 and 5: a level block follows the header (a growable filter).
+/// Flag: a level block follows the header (a growable filter).
 const FLAG_LEVELS: u32 = 1;
 
-/// Flag of version 5: the seed field holds the seed of the keyed default hasher.
+/// Flag: the seed field holds the seed of the keyed default hasher.
 const FLAG_SEED: u32 = 2;
 
 /// Bytes of the level block before its bucket counts: the level count, the two ceilings and the
 /// retained removals.
 const LEVEL_BLOCK_LEN: usize = 32;
 
-/// The version a filter of `encoding` is written in: the oldest that can hold it.
-const fn version_of(encoding: Encoding) -> u16 {
-    match encoding {
-        Encoding::Plain => SEED_VERSION,
-        Encoding::SemiSorted => VERSION,
-    }
-}
-
-/// The encoding of a layout field (fingerprint bits, lanes) in `version`, if it has one: 16-bit
-/// plain fingerprints in every version, 17-bit semi-sorted ones from version 6.
-fn encoding_of(version: u16, bits: u8, lanes: u8) -> Option<Encoding> {
+/// The encoding of a layout field (fingerprint bits, lanes), if it has one: 16-bit plain
+/// fingerprints, or 17-bit semi-sorted ones.
+fn encoding_of(bits: u8, lanes: u8) -> Option<Encoding> {
     let encoding = match bits {
         16 => Encoding::Plain,
-        17 if version >= VERSION => Encoding::SemiSorted,
+        17 => Encoding::SemiSorted,
         _ => return None,
     };
     debug_assert_eq!(encoding.fingerprint_bits(), u32::from(bits));
     (usize::from(lanes) == LANES).then_some(encoding)
 }
 
-/// Bytes of the header this build writes (versions 5 and 6), and the most a reader reads.
+/// Bytes of the header.
 const HEADER_LEN: usize = 72;
-
-/// Bytes of the header of versions 2 to 4, which have no seed field.
-const OLD_HEADER_LEN: usize = 64;
-
-/// The header's length in `version`.
-const fn header_len(version: u16) -> usize {
-    if version < SEED_VERSION {
-        OLD_HEADER_LEN
-    } else {
-        HEADER_LEN
-    }
-}
 
 /// Bytes of the trailing checksum.
 pub(super) const CHECKSUM_LEN: usize = 8;
@@ -128,16 +92,11 @@ const MAX_BUCKETS: u64 = {
 /// this build writes it: of a fixed filter's (`levels` is `None`), or of a growable one's with
 /// that many levels. The same in either encoding.
 pub(super) const fn snapshot_len(buckets: u64, levels: Option<usize>) -> u64 {
-    snapshot_len_in(VERSION, buckets, levels)
-}
-
-/// [`snapshot_len`] in format `version`.
-const fn snapshot_len_in(version: u16, buckets: u64, levels: Option<usize>) -> u64 {
     let block = match levels {
         Some(levels) => LEVEL_BLOCK_LEN + WORD_LEN * levels,
         None => 0,
     };
-    (header_len(version) + CHECKSUM_LEN + block) as u64 + buckets * WORD_LEN as u64
+    (HEADER_LEN + CHECKSUM_LEN + block) as u64 + buckets * WORD_LEN as u64
 }
 
 /// Writes a snapshot of `levels`, the words of each level of a filter with `hasher`, oldest
@@ -218,7 +177,7 @@ fn encode_header<S: BuildHasher + 'static>(
     let flags = if levels { FLAG_LEVELS } else { 0 } | if seed.is_some() { FLAG_SEED } else { 0 };
     let mut header = [0u8; HEADER_LEN];
     header[..AT_VERSION].copy_from_slice(&MAGIC);
-    header[AT_VERSION..AT_FINGERPRINT_BITS].copy_from_slice(&version_of(encoding).to_le_bytes());
+    header[AT_VERSION..AT_FINGERPRINT_BITS].copy_from_slice(&VERSION.to_le_bytes());
     header[AT_FINGERPRINT_BITS] = encoding.fingerprint_bits() as u8;
     header[AT_LANES] = LANES as u8;
     header[AT_FLAGS..AT_BUCKETS].copy_from_slice(&flags.to_le_bytes());
@@ -251,7 +210,7 @@ pub(crate) fn probes(hasher: &impl BuildHasher) -> [u64; PROBES] {
 // Bucket words are copied as they are: their meaning ("What the words mean") is `crate::hash`'s.
 
 /// Checksum: CRC-64/XZ with the `crc` crate's slice-by-16 tables (32 KiB, built at compile
-/// time), its fastest implementation here: 2.0 GiB/s, against 0.37 with one table.
+/// time), its fastest implementation: a snapshot is checked at close to the speed it is read.
 static CRC64: Crc<u64, Table<16>> = Crc::<u64, Table<16>>::new(&CRC_64_XZ);
 
 /// A running checksum of a snapshot's bytes.
@@ -285,25 +244,21 @@ pub(super) fn decode<S: BuildHasher + 'static>(
 ) -> Result<Decoded, LoadError> {
     // 1. Magic, then the version, as far as the input goes.
     let mut header = [0u8; HEADER_LEN];
-    let mut got = read_full(&mut r, &mut header[..OLD_HEADER_LEN])?;
+    let got = read_full(&mut r, &mut header)?;
     let magic_part = got.min(MAGIC.len());
     if header[..magic_part] != MAGIC[..magic_part] {
         return Err(LoadError::BadMagic { found: header[..magic_part].to_vec() });
     }
     let version = u16::from_le_bytes([header[AT_VERSION], header[AT_VERSION + 1]]);
-    if got >= AT_FINGERPRINT_BITS && !(OLDEST_VERSION..=VERSION).contains(&version) {
+    if got >= AT_FINGERPRINT_BITS && version != VERSION {
         return Err(LoadError::UnsupportedVersion { found: version, supported: VERSION });
     }
     // 2. The whole header.
-    let header_len = header_len(version);
-    if got == OLD_HEADER_LEN && header_len > OLD_HEADER_LEN {
-        got += read_full(&mut r, &mut header[OLD_HEADER_LEN..])?;
-    }
-    if got < header_len {
-        return Err(LoadError::Truncated { expected: header_len as u64, found: got as u64 });
+    if got < HEADER_LEN {
+        return Err(LoadError::Truncated { expected: HEADER_LEN as u64, found: got as u64 });
     }
     let mut crc = checksum();
-    crc.update(&header[..header_len]);
+    crc.update(&header);
 
     // 3. A length that fits.
     let buckets = read_u64(&header, AT_BUCKETS);
@@ -317,20 +272,14 @@ pub(super) fn decode<S: BuildHasher + 'static>(
     // 3b. The level block, whose bucket counts add up to the header's. (Step 6 checks the
     // other flags; a flipped one fails the checksum first.)
     let flags = read_flags(&header);
-    let has_levels = match version {
-        FIXED_VERSION => false,
-        GROWABLE_VERSION => true,
-        _ => flags & FLAG_LEVELS != 0,
-    };
-    let (level_buckets, growth, retained) = if has_levels {
-        let (level_buckets, ceiling, retained) =
-            read_level_block(&mut r, header_len, buckets, &mut crc)?;
+    let (level_buckets, growth, retained) = if flags & FLAG_LEVELS != 0 {
+        let (level_buckets, ceiling, retained) = read_level_block(&mut r, buckets, &mut crc)?;
         (level_buckets, Some(ceiling), retained)
     } else {
         (vec![buckets as usize], None, 0)
     };
     // Cannot overflow: MAX_BUCKETS keeps the total within u64 and `buckets` within usize / 8.
-    let total = snapshot_len_in(version, buckets, growth.map(|_| level_buckets.len()));
+    let total = snapshot_len(buckets, growth.map(|_| level_buckets.len()));
     let prefix = total - CHECKSUM_LEN as u64 - buckets * WORD_LEN as u64;
     // 4. The length of a byte slice, before allocating; a stream's as its words arrive.
     if let Some(len) = len {
@@ -363,12 +312,12 @@ pub(super) fn decode<S: BuildHasher + 'static>(
     }
 
     // 6. Header fields, 7. bucket words, 8. probes.
-    let encoding = check_header(&header, version, &levels, retained)?;
+    let encoding = check_header(&header, &levels, retained)?;
     let items = read_u64(&header, AT_ITEMS);
     encoded::run(encoding, CheckWords { levels: &levels, items })?;
     let seed = (flags & FLAG_SEED != 0).then(|| read_u64(&header, AT_SEED));
     adopt_snapshot_key(hasher, seed);
-    check_probes(&header, version, hasher)?;
+    check_probes(&header, hasher)?;
     Ok(Decoded { encoding, levels, growth, retained })
 }
 
@@ -376,14 +325,13 @@ pub(super) fn decode<S: BuildHasher + 'static>(
 /// bucket count, oldest first, the ceiling and the retained removals (checked in step 6).
 fn read_level_block(
     r: &mut impl Read,
-    header_len: usize,
     buckets: u64,
     crc: &mut Checksum,
 ) -> Result<(Vec<usize>, Ceiling, u64), LoadError> {
     let mut block = [0u8; LEVEL_BLOCK_LEN + WORD_LEN * MAX_LEVELS];
     let truncated = |got: usize| LoadError::Truncated {
-        expected: (header_len + LEVEL_BLOCK_LEN) as u64,
-        found: (header_len + got) as u64,
+        expected: (HEADER_LEN + LEVEL_BLOCK_LEN) as u64,
+        found: (HEADER_LEN + got) as u64,
     };
     let got = read_full(r, &mut block[..LEVEL_BLOCK_LEN])?;
     if got < LEVEL_BLOCK_LEN {
@@ -407,8 +355,8 @@ fn read_level_block(
     let got = read_full(r, &mut block[LEVEL_BLOCK_LEN..LEVEL_BLOCK_LEN + counts_len])?;
     if got < counts_len {
         return Err(LoadError::Truncated {
-            expected: (header_len + LEVEL_BLOCK_LEN + counts_len) as u64,
-            found: (header_len + LEVEL_BLOCK_LEN + got) as u64,
+            expected: (HEADER_LEN + LEVEL_BLOCK_LEN + counts_len) as u64,
+            found: (HEADER_LEN + LEVEL_BLOCK_LEN + got) as u64,
         });
     }
     crc.update(&block[..LEVEL_BLOCK_LEN + counts_len]);
@@ -472,28 +420,23 @@ fn read_words(
 /// checked against them with step 7 ([`CheckWords`]), which needs it.
 fn check_header(
     header: &[u8; HEADER_LEN],
-    version: u16,
     levels: &[Vec<u64>],
     retained: u64,
 ) -> Result<Encoding, LoadError> {
     let (bits, lanes) = (header[AT_FINGERPRINT_BITS], header[AT_LANES]);
-    let encoding = encoding_of(version, bits, lanes)
+    let encoding = encoding_of(bits, lanes)
         .ok_or(LoadError::UnsupportedLayout { fingerprint_bits: bits, lanes })?;
     let flags = read_flags(header);
-    let known = match version {
-        SEED_VERSION.. => FLAG_LEVELS | FLAG_SEED,
-        FORMAT_4_VERSION => FLAG_LEVELS,
-        _ => 0,
-    };
+    let known = FLAG_LEVELS | FLAG_SEED;
     if flags & !known != 0 {
         return Err(LoadError::InconsistentHeader {
             field: "flags",
-            expected: if known == 0 { "0".into() } else { format!("no bits but {known:#x}") },
+            expected: format!("no bits but {known:#x}"),
             found: u64::from(flags),
         });
     }
     let seed = read_u64(header, AT_SEED);
-    if version >= SEED_VERSION && flags & FLAG_SEED == 0 && seed != 0 {
+    if flags & FLAG_SEED == 0 && seed != 0 {
         return Err(LoadError::InconsistentHeader {
             field: "seed",
             expected: "0 (flag bit 1 is clear)".into(),
@@ -574,24 +517,16 @@ fn read_full(r: &mut impl Read, buf: &mut [u8]) -> Result<usize, LoadError> {
     Ok(filled)
 }
 
-/// Step 8: the probes under `hasher` against those recorded. A snapshot of a version before 4
-/// refused by the (format-4) default hasher was most likely written with the default of its
-/// time, aHash, and the error says so.
-fn check_probes(
-    header: &[u8; HEADER_LEN],
-    version: u16,
-    hasher: &impl BuildHasher,
-) -> Result<(), LoadError> {
+/// Step 8: the probes under `hasher` against those recorded.
+fn check_probes(header: &[u8; HEADER_LEN], hasher: &impl BuildHasher) -> Result<(), LoadError> {
     let found = probes(hasher);
     let recorded = (0..PROBES).map(|k| read_u64(header, AT_PROBES + 8 * k));
-    let Some((probe, expected)) = recorded.enumerate().find(|&(k, expected)| expected != found[k])
-    else {
-        return Ok(());
-    };
-    if version < FORMAT_4_VERSION && found == probes(&DefaultHashBuilder::of_snapshot(None)) {
-        return Err(LoadError::OlderDefaultHasher { version });
+    match recorded.enumerate().find(|&(k, expected)| expected != found[k]) {
+        None => Ok(()),
+        Some((probe, expected)) => {
+            Err(LoadError::HasherMismatch { probe, expected, found: found[probe] })
+        }
     }
-    Err(LoadError::HasherMismatch { probe, expected, found: found[probe] })
 }
 
 fn read_flags(header: &[u8; HEADER_LEN]) -> u32 {

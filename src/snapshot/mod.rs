@@ -162,8 +162,7 @@ impl<S: BuildHasher + 'static> CuckooFilter<S> {
     /// a hasher that disagrees on any of them is refused with [`LoadError::HasherMismatch`]. A
     /// hasher that agrees on the probes but not on other keys cannot be detected: use the same
     /// hasher type, with the same keys, as the saving process. A [`DefaultHashBuilder`] takes
-    /// the key the snapshot records (or, from a snapshot of format 4, the unkeyed hasher of that
-    /// format), whatever key it had.
+    /// the key the snapshot records, whatever key it had.
     ///
     /// # Errors
     ///
@@ -173,9 +172,7 @@ impl<S: BuildHasher + 'static> CuckooFilter<S> {
     /// ([`ChecksumMismatch`](LoadError::ChecksumMismatch)), header fields that contradict each
     /// other ([`InconsistentHeader`](LoadError::InconsistentHeader)), a bucket word with a lane no
     /// fingerprint takes ([`ReservedFingerprint`](LoadError::ReservedFingerprint)), a different hasher
-    /// ([`HasherMismatch`](LoadError::HasherMismatch), or
-    /// [`OlderDefaultHasher`](LoadError::OlderDefaultHasher) for an older snapshot under the
-    /// default hasher), a table too large to allocate, or an
+    /// ([`HasherMismatch`](LoadError::HasherMismatch)), a table too large to allocate, or an
     /// error from `r` ([`Io`](LoadError::Io)).
     ///
     /// # Examples
@@ -239,12 +236,7 @@ impl CuckooFilter<DefaultHashBuilder> {
     /// The default hasher's output is specified (`FORMAT.md`, "The default hasher") and the
     /// snapshot records its seed, so a snapshot saved with it loads into an equal filter, with
     /// the same key, in every build that reads its format version, on every target and with
-    /// every set of CPU features. A snapshot of format version 4 loads with the unkeyed hasher
-    /// of that format, as it was saved. Snapshots of format versions 2 and 3 were saved
-    /// by builds whose default hasher was aHash: those are refused with
-    /// [`LoadError::OlderDefaultHasher`] (load them with
-    /// [`AHashBuilder`](crate::AHashBuilder) and `read_from_with_hasher` in a build that hashes
-    /// as the saving one did).
+    /// every set of CPU features.
     ///
     /// # Errors
     ///
@@ -266,7 +258,7 @@ impl CuckooFilter<DefaultHashBuilder> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn read_from(r: impl Read) -> Result<Self, LoadError> {
-        Self::read_from_with_hasher(r, DefaultHashBuilder::of_snapshot(None))
+        Self::read_from_with_hasher(r, DefaultHashBuilder::with_seed(0))
     }
 
     /// Loads a snapshot from `bytes` with the default hasher; see
@@ -292,7 +284,7 @@ impl CuckooFilter<DefaultHashBuilder> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, LoadError> {
-        Self::from_bytes_with_hasher(bytes, DefaultHashBuilder::of_snapshot(None))
+        Self::from_bytes_with_hasher(bytes, DefaultHashBuilder::with_seed(0))
     }
 }
 

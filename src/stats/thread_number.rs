@@ -4,7 +4,7 @@
 //! The registry is process-wide and uses `std`'s atomics directly, outside every filter and
 //! outside the loom models: a number is handed back in a thread-local destructor, which loom 0.7
 //! cannot model (its operations on a lazy static crash there, and its `join` does not wait for
-//! thread-local destructors), so `tests/stats.rs` checks the counts across threads that come and
+//! thread-local destructors), so `tests/filter/stats.rs` checks the counts across threads that come and
 //! go instead. Under the model checker every thread is numberless, and models own no shard.
 
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -91,20 +91,11 @@ fn stream(bytes: &[u8]) -> Result<CuckooFilter<Fnv>, LoadError> {
     CuckooFilter::read_from_with_hasher(bytes, Fnv)
 }
 
-/// Bytes of the header (format version 5); the words of a fixed filter's snapshot follow it.
+/// Bytes of the header; the words of a fixed filter's snapshot follow it.
 const HEADER: usize = 72;
 
-/// Offset of the header's seed field (version 5).
+/// Offset of the header's seed field.
 const AT_SEED: usize = 64;
-
-/// A fixed filter's snapshot in format version 2: version 5's without its seed field (which a
-/// snapshot under a custom hasher leaves 0), with the version and `flags` set. The caller reseals.
-fn as_version_2(bytes: &mut Vec<u8>, flags: u8) {
-    assert_eq!(bytes[AT_SEED..HEADER], [0; 8]);
-    bytes.drain(AT_SEED..HEADER);
-    bytes[8..10].copy_from_slice(&2u16.to_le_bytes());
-    bytes[12] = flags;
-}
 
 fn set_u64(bytes: &mut [u8], at: usize, value: u64) {
     bytes[at..at + 8].copy_from_slice(&value.to_le_bytes());
@@ -291,43 +282,26 @@ fn header_fields_at_extremes_are_refused() {
             &|e| matches!(e, LoadError::BadMagic { found } if found[..] == magic),
         );
     }
-    for version in [0u16, 1, 7, 0x0100, u16::MAX] {
+    for version in [0u16, 2, 7, 0x0100, u16::MAX] {
         check(
             "version",
             &|b| b[8..10].copy_from_slice(&version.to_le_bytes()),
-            &|e| matches!(e, LoadError::UnsupportedVersion { found, supported: 6 } if *found == version),
+            &|e| matches!(e, LoadError::UnsupportedVersion { found, supported: 1 } if *found == version),
         );
     }
-    // A fixed filter's words under a growable filter's version, or with the flag of a level
-    // block: the first words read as the level block, which cannot add up.
-    check(
-        "version 3 without a level block",
-        &|b| {
-            as_version_2(b, 0);
-            b[8..10].copy_from_slice(&3u16.to_le_bytes());
-        },
-        &|e| matches!(e, LoadError::InconsistentHeader { .. } | LoadError::Truncated { .. }),
-    );
+    // A fixed filter's words with the flag of a level block: the first words read as the level
+    // block, which cannot add up.
     check("the level flag without a level block", &|b| b[12] = 1, &|e| {
         matches!(e, LoadError::InconsistentHeader { .. } | LoadError::Truncated { .. })
     });
-    // Version 2 defines no flags at all, not even the level flag of versions 4 and 5.
-    for flag in [1u8, 2] {
+    // Flags the format does not define.
+    for flag in [4u8, 8, 0x80] {
         check(
-            "a flag in version 2",
-            &|b| as_version_2(b, flag),
+            "an undefined flag",
+            &|b| b[12] = flag,
             &|e| matches!(e, LoadError::InconsistentHeader { field: "flags", found, .. } if *found == u64::from(flag)),
         );
     }
-    // Version 4 defines the level flag only, not version 5's seed flag.
-    check(
-        "the seed flag in version 4",
-        &|b| {
-            as_version_2(b, 2);
-            b[8..10].copy_from_slice(&4u16.to_le_bytes());
-        },
-        &|e| matches!(e, LoadError::InconsistentHeader { field: "flags", found: 2, .. }),
-    );
     // A seed without the seed flag.
     for seed in [1u64, 0x5EED, u64::MAX] {
         check(
@@ -453,7 +427,7 @@ fn every_error_says_what_was_expected_and_found() {
             b"GIF89a..".to_vec(),
             "magic bytes 89 43 55 43 4b 4f 4f 0a, found 47 49 46 38 39 61 2e 2e",
         ),
-        (Vec::new(), "expected at least 64 bytes, found 0"),
+        (Vec::new(), "expected at least 72 bytes, found 0"),
         (valid[..100].to_vec(), "expected at least 208 bytes, found 100"),
         (with_tail, "expected 208 bytes, found 209"),
         (wrong_checksum, "expected checksum 0x"),

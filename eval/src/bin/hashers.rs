@@ -1,16 +1,14 @@
 //! Candidates for the default hasher, measured on short keys: `u64`, 16-byte slices and strings
 //! of 8 to 64 bytes. For each key kind and hasher in turn: ns a hash (`hash_one` over a key
 //! array) and ns a `contains` (a 50,000-item filter under that hasher, a query array half
-//! present), medians of `--rounds` rounds. `docs/benchmarks-history.md` ("The default hasher,
-//! chosen by measurement") has the verdict.
+//! present), medians of `--rounds` rounds: the table of `BENCHMARKS.md`, "The default hasher".
 //!
 //! ```text
 //! cargo run --release -p lockfree-cuckoo-eval --bin hashers
 //! ```
 //!
 //! The candidates: ours (`DefaultHashBuilder`, specified in `FORMAT.md`), keyed with a random
-//! seed, and the unkeyed format-4 hasher it replaced (the same algorithm with fixed key words and
-//! an unfolded last word); aHash with fixed seeds (`AHashBuilder`, output only promised within
+//! seed; aHash with fixed seeds (`AHashBuilder`, output only promised within
 //! one build); foldhash keyed at random (`foldhash::fast::RandomState`, output not promised
 //! across its versions); XXH3-64 (a published specification, unkeyed) and SipHash-1-3 keyed at
 //! random (`std`'s `RandomState`, unspecified).
@@ -69,14 +67,13 @@ fn measure<S: BuildHasher + Clone, K: Hash>(hasher: &S, items: &[K], keys: &[K])
     (hash, start.elapsed().as_secs_f64() * 1e9 / keys.len() as f64)
 }
 
-const HASHERS: [&str; 6] =
-    ["ours, keyed", "ours, format 4", "aHash", "foldhash, keyed", "XXH3", "SipHash-1-3, keyed"];
+const HASHERS: [&str; 5] =
+    ["ours, keyed", "aHash", "foldhash, keyed", "XXH3", "SipHash-1-3, keyed"];
 
 /// One round of every hasher on one kind of key.
 fn round<K: Hash>(items: &[K], keys: &[K]) -> Vec<(f64, f64)> {
     vec![
         measure(&DefaultHashBuilder::new(), items, keys),
-        measure(&DefaultHashBuilder::format_4(), items, keys),
         measure(&AHashBuilder::default(), items, keys),
         measure(&foldhash::fast::RandomState::default(), items, keys),
         measure(&xxhash_rust::xxh3::Xxh3Builder::new(), items, keys),

@@ -142,68 +142,55 @@ fn a_damaged_save_file_stops_the_start() {
     assert_eq!(c.call(&["PING"]), "+PONG\r\n");
 }
 
-/// A save file written by the server before the library's default hasher was specified (format
-/// version 2 snapshots under aHash; `tests/data/before-format-4.save`, a filter "fixed" of 50
-/// items): refused with a message that says why and what to do, and left untouched, never
-/// loaded with its items unfindable.
+/// The save file of this layout, as this server wrote it (`tests/data/layout-1.save`: a fixed
+/// filter "fixed" of `item:0` to `item:999` less `item:0`, a growable "grown" of the same items
+/// reserved for 100, and "tuned" reserved with `BUCKETSIZE 3 MAXITERATIONS 7 EXPANSION 4`
+/// holding "a"): it loads with its items and settings, and saves back to the same bytes.
 #[test]
-fn a_save_file_of_the_older_hasher_is_refused_and_kept() {
+fn the_save_file_loads_and_saves_back_unchanged() {
+    let file = include_bytes!("../data/layout-1.save");
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("filters.save");
-    let old = include_bytes!("../data/before-format-4.save");
-    std::fs::write(&path, old).unwrap();
-    let error = Server::try_start(dir.path(), &[]).err().expect("started on an older save file");
-    assert!(error.contains("filter \"fixed\" was saved by an older version"), "{error}");
-    assert!(error.contains("move it aside"), "{error}");
-    assert_eq!(std::fs::read(&path).unwrap(), old, "the save file was changed");
-}
-
-/// The save files of this layout and the one before, as the servers that wrote them left them
-/// (`tests/data/layout-2.save` by this build: a fixed filter "fixed" of `item:0` to `item:999`
-/// less `item:0`, a growable "grown" of the same items grown from 100, and "tuned" reserved
-/// with `BUCKETSIZE 3 MAXITERATIONS 7 EXPANSION 4` holding "a"; `layout-1.save` by the build
-/// before layout 2, with "fixed" as here, "implicit" made by `CF.ADD implicit a`, and "tuned"
-/// with `MAXITERATIONS 7`). Each loads with its items and settings, and layout 2 saves back to
-/// the same bytes.
-#[test]
-fn the_save_files_of_both_layouts_load() {
-    let check = |file: &[u8], expected: &[(&str, &str)]| {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("filters.save");
-        std::fs::write(&path, file).unwrap();
-        let server = Server::start(dir.path(), &[]);
-        let mut c = server.raw();
-        for (name, info_tail) in expected {
-            let info = c.call(&["CF.INFO", name]);
-            assert!(info.ends_with(info_tail), "{name}: {info}");
-        }
-        for i in 1..1000 {
-            let item = format!("item:{i}");
-            assert_eq!(c.call(&["CF.EXISTS", "fixed", &item]), ":1\r\n", "{item}");
-        }
-        assert_eq!(c.call(&["CF.COUNT", "fixed", "item:0"]), ":0\r\n");
-        assert_eq!(c.call(&["SAVE"]), "+OK\r\n");
-        std::fs::read(&path).unwrap()
-    };
+    std::fs::write(&path, file).unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let mut c = server.raw();
     let fixed = "+Number of items inserted\r\n:999\r\n+Number of items deleted\r\n:1\r\n\
                  +Bucket size\r\n:4\r\n+Expansion rate\r\n:0\r\n+Max iterations\r\n:20\r\n";
-    let tuned_2 = "+Expansion rate\r\n:4\r\n+Max iterations\r\n:7\r\n";
-    let grown = "+Number of items inserted\r\n:1000\r\n+Number of items deleted\r\n:0\r\n\
-                 +Bucket size\r\n:4\r\n+Expansion rate\r\n:1\r\n+Max iterations\r\n:20\r\n";
-    let layout_2 = include_bytes!("../data/layout-2.save");
-    let expected = [("fixed", fixed), ("tuned", tuned_2), ("grown", grown)];
-    let saved = check(layout_2, &expected);
-    // Its filters' snapshots are of format 4: saved back as format 5 (with no seed, as their
-    // hasher is the unkeyed one of format 4), which loads again and then saves back unchanged.
-    assert_eq!(saved.len(), layout_2.len() + 3 * 8, "three snapshots, each 8 bytes longer");
-    assert_eq!(check(&saved, &expected), saved, "layout 2 saved back differently");
-    // Layout 1 kept no expansion (its filters were all fixed) and no bucket size.
-    let implicit = "+Number of items inserted\r\n:1\r\n+Number of items deleted\r\n:0\r\n\
-                    +Bucket size\r\n:4\r\n+Expansion rate\r\n:0\r\n+Max iterations\r\n:20\r\n";
-    let tuned_1 = "+Expansion rate\r\n:0\r\n+Max iterations\r\n:7\r\n";
-    let layout_1 = include_bytes!("../data/layout-1.save");
-    let saved = check(layout_1, &[("fixed", fixed), ("implicit", implicit), ("tuned", tuned_1)]);
-    assert_eq!(&saved[..8], b"LFCSRV\0\x02", "saved back in layout 2");
+    let tuned = "+Expansion rate\r\n:4\r\n+Max iterations\r\n:7\r\n";
+    let grown = "+Number of filters\r\n:3\r\n+Number of items inserted\r\n:1000\r\n\
+                 +Number of items deleted\r\n:0\r\n+Bucket size\r\n:4\r\n+Expansion rate\r\n:1\r\n\
+                 +Max iterations\r\n:20\r\n";
+    for (name, info_tail) in [("fixed", fixed), ("tuned", tuned), ("grown", grown)] {
+        let info = c.call(&["CF.INFO", name]);
+        assert!(info.ends_with(info_tail), "{name}: {info}");
+    }
+    for i in 1..1000 {
+        let item = format!("item:{i}");
+        assert_eq!(c.call(&["CF.EXISTS", "fixed", &item]), ":1\r\n", "{item}");
+        assert_eq!(c.call(&["CF.EXISTS", "grown", &item]), ":1\r\n", "{item}");
+    }
+    assert_eq!(c.call(&["CF.COUNT", "fixed", "item:0"]), ":0\r\n");
+    assert_eq!(c.call(&["CF.EXISTS", "tuned", "a"]), ":1\r\n");
+    assert_eq!(c.call(&["SAVE"]), "+OK\r\n");
+    assert_eq!(std::fs::read(&path).unwrap(), file, "saved back differently");
+}
+
+/// A save file of another layout (here this one's with another layout byte, resealed) is
+/// refused with a message that says why, and left untouched, never loaded as if it were this
+/// layout.
+#[test]
+fn a_save_file_of_another_layout_is_refused_and_kept() {
+    let mut other = include_bytes!("../data/layout-1.save").to_vec();
+    other[7] = 2;
+    let body = other.len() - 8;
+    let crc = crc::Crc::<u64>::new(&crc::CRC_64_XZ).checksum(&other[..body]);
+    other[body..].copy_from_slice(&crc.to_le_bytes());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("filters.save");
+    std::fs::write(&path, &other).unwrap();
+    let error = Server::try_start(dir.path(), &[]).err().expect("started on another layout");
+    assert!(error.contains("the save file has layout 2"), "{error}");
+    assert_eq!(std::fs::read(&path).unwrap(), other, "the save file was changed");
 }
 
 /// Adds items to `key` in pipelines of 200 until told to stop or the server goes, recording

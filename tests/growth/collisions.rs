@@ -19,7 +19,7 @@
 //! workers run, so they must always be found. At the end every count must be exact.
 //!
 //! Each test has a short default variant and a long `#[ignore]`d one for release builds:
-//! `cargo test --release --test collisions -- --ignored --nocapture`.
+//! `cargo test --release --test growth -- --ignored --nocapture collisions::`.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -476,7 +476,7 @@ fn colliding_lookups_short() {
 }
 
 #[test]
-#[ignore = "long stress run: cargo test --release --test collisions -- --ignored"]
+#[ignore = "long stress run: cargo test --release --test growth -- --ignored collisions::"]
 fn colliding_lookups_long() {
     colliding_lookups(LONG);
 }
@@ -499,7 +499,7 @@ fn same_key_lookups_short() {
 }
 
 #[test]
-#[ignore = "long stress run: cargo test --release --test collisions -- --ignored"]
+#[ignore = "long stress run: cargo test --release --test growth -- --ignored collisions::"]
 fn same_key_lookups_long() {
     same_key_lookups(LONG);
 }
@@ -566,19 +566,19 @@ fn snapshots_large_short() {
 }
 
 #[test]
-#[ignore = "long stress run: cargo test --release --test collisions -- --ignored"]
+#[ignore = "long stress run: cargo test --release --test growth -- --ignored collisions::"]
 fn snapshots_small_long() {
     snapshots(16, 2, LONG, "snapshots_small");
 }
 
 #[test]
-#[ignore = "long stress run: cargo test --release --test collisions -- --ignored"]
+#[ignore = "long stress run: cargo test --release --test growth -- --ignored collisions::"]
 fn snapshots_medium_long() {
     snapshots(64, 4, LONG, "snapshots_medium");
 }
 
 #[test]
-#[ignore = "long stress run: cargo test --release --test collisions -- --ignored"]
+#[ignore = "long stress run: cargo test --release --test growth -- --ignored collisions::"]
 fn snapshots_large_long() {
     snapshots(1 << 14, 8, LONG, "snapshots_large");
 }
@@ -648,7 +648,7 @@ fn removes_short() {
 }
 
 #[test]
-#[ignore = "long stress run: cargo test --release --test collisions -- --ignored"]
+#[ignore = "long stress run: cargo test --release --test growth -- --ignored collisions::"]
 fn removes_long() {
     removes(LONG);
 }
@@ -732,7 +732,7 @@ fn relocations_short() {
 }
 
 #[test]
-#[ignore = "long stress run: cargo test --release --test collisions -- --ignored"]
+#[ignore = "long stress run: cargo test --release --test growth -- --ignored collisions::"]
 fn relocations_long() {
     relocations(LONG);
 }
