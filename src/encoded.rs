@@ -35,8 +35,8 @@ pub(crate) use with_levels;
 
 /// Runs `f` in a function that is never inlined: see [`with_levels`]. Cold, so that the
 /// compiler keeps its caller's registers for the plain path and saves them around this call
-/// alone (without it, a fat-LTO build's lookup loop reloaded its table's fields on every plain
-/// lookup: 99 instructions a lookup against 82).
+/// alone (without it, a fat-LTO build's lookup loop reloads its table's fields on every plain
+/// lookup).
 #[cold]
 #[inline(never)]
 pub(crate) fn out_of_line<R>(f: impl FnOnce() -> R) -> R {

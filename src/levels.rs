@@ -167,9 +167,9 @@ const MAX_COPIES: usize = 2 * LANES;
 const CLOSING_PATH: usize = 3;
 
 /// Buckets from which a level is worth prefetching in a batch: 1 MiB of words, a core's L2 on
-/// the machines of `BENCHMARKS.md`. Smaller levels stay in the cache, and prefetching them only
-/// adds instructions (measured: prefetching every level made batches slower than single
-/// lookups at the cache-sized end).
+/// the machines of `BENCHMARKS.md`. Smaller levels stay in the cache, where a prefetch only adds
+/// work: prefetching every level would make a cache-sized filter's batches cost more than single
+/// lookups.
 const PREFETCH_MIN_BUCKETS: usize = 1 << 17;
 
 /// Where a growable filter stops growing: no level is added that would take the filter past
@@ -363,7 +363,7 @@ impl<E: BucketEncoding> Levels<E> {
     #[inline]
     fn grown(&self) -> Option<*const Level<E>> {
         // A fixed filter is told by a plain field, not the atomic `newest`: the compiler can
-        // then keep the test out of a caller's loop (measured: 5 instructions a lookup).
+        // then keep the test out of a caller's loop instead of loading `newest` every call.
         let newest = if self.growth.is_none() { ptr::null() } else { self.newest() };
         Some(newest).filter(|&newest| !is_level_0(newest))
     }
@@ -419,8 +419,7 @@ impl<E: BucketEncoding> Levels<E> {
 
     /// [`contains`](Self::contains) in a grown filter. Out of line, like the other operations'
     /// grown paths: inlined into the caller's loop, the chain's state would take the registers
-    /// and stack frame of a fixed filter's operation (measured: 25 instructions an insert, 19 a
-    /// remove).
+    /// and stack frame of a fixed filter's operation, which never reads the chain.
     #[inline(never)]
     fn contains_grown(&self, newest: *const Level<E>, mixed: u64) -> bool {
         self.chain_from(newest).lookup(mixed)

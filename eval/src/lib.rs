@@ -12,9 +12,8 @@
 //! `churn` and `grow` (growable filters), `scaling` (one shared filter on 1 to N threads: rates
 //! and speedups; `scaling.sh` runs its plan for a 16-core machine) and `lookup_cost` (a fixed
 //! number of operations for profilers). The criterion benchmarks are `benches/filter.rs`
-//! (`cargo bench -p lockfree-cuckoo-eval`), and `bench_report` turns their results into tables
-//! (the appendix of `docs/benchmarks-history.md`). `BENCHMARKS.md` ("Commands") describes them
-//! all.
+//! (`cargo bench -p lockfree-cuckoo-eval`), and `bench_report` turns their results into tables.
+//! `BENCHMARKS.md` ("Commands") describes them all.
 
 pub mod floor;
 pub mod keys;

@@ -3,9 +3,9 @@
 //! Where SSE2 is enabled (every x86_64 target) the pair is one 128-bit register: its logic runs
 //! on the vector unit, beside the integer work of the lookups around it (hashing, slots, the
 //! first step), and its zero-lane test is one exact compare. The semi-sorted lookup's second
-//! step written on it ran present items' lookups 12% to 17% faster than on two `u64`s
-//! (`BENCHMARKS.md`, "Semi-sorted buckets"). Elsewhere the pair is two `u64`s and the
-//! has-zero-lane test of each, the logic it replaced.
+//! step is written on it for that reason: the integer units are busy with the rest of the
+//! lookup (`BENCHMARKS.md`, "Semi-sorted buckets", has the rates). Elsewhere the pair is two
+//! `u64`s and the has-zero-lane test of each.
 
 use core::ops::{BitAnd, BitOr, BitXor};
 

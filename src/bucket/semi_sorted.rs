@@ -89,8 +89,8 @@ const fn code_of(nibbles: [u32; LANES]) -> u16 {
 
 /// The sorted nibbles of each code, the `k`-th in the low bits of lane `k`, as lookups compare
 /// them and writes move them; 15 in every lane for the values that are no code. 32 KiB: packed
-/// nibbles would take 8, and six instructions a word to spread (measured: present items'
-/// lookups 10% slower).
+/// nibbles would take 8, but every lookup of a present item would then spread them into lanes
+/// first, which costs it more than the larger table does.
 static DECODE: [u64; 1 << (LANES as u32 * CODE_PIECE_BITS)] = {
     let mut table = [0x000F_000F_000F_000F; 1 << (LANES as u32 * CODE_PIECE_BITS)];
     let mut a = 0;
@@ -172,12 +172,12 @@ fn exact_matches(word: u64, fingerprint: Fingerprint) -> u64 {
 
 /// Whether either word holds `fingerprint`, the words given xor'ed with [`high_probe`], as
 /// [`candidates`] computed them (a lookup passes them on rather than computing them again).
-/// Both words at once, as a [`WordPair`]: on x86_64 the vector unit's work, which ran present
-/// items' lookups 12% to 17% faster than the same logic on two `u64`s.
+/// Both words at once, as a [`WordPair`]: on x86_64 the vector unit's work, beside the integer
+/// work of the lookups around it.
 /// Inline: in a loop of lookups (a batch, or single calls through `SemiSortedRef`) its constants
-/// and the table's address stay in registers across keys, which made present items' lookups
-/// 2% to 13% faster than a call. (Decoding only the word with candidates, chosen without a
-/// branch, was slower: its choice waits for both words' high parts before the decoding starts.)
+/// and the table's address stay in registers across keys instead of being set up by each call.
+/// (Decoding only the word with candidates, chosen without a branch, does not pay: its choice
+/// waits for both words' high parts before the decoding starts.)
 #[inline(always)]
 fn probed_pair_holds(first: u64, second: u64, fingerprint: Fingerprint) -> bool {
     let nibbles = WordPair::new(nibble_lanes(first), nibble_lanes(second));

@@ -392,8 +392,8 @@ impl<E: BucketEncoding> Table<E> {
     /// ([`BucketEncoding::TWO_STEP_LOOKUP`]). The read is validated before the second step, so
     /// the lookup of an absent item, which nearly always ends at the first step, branches once
     /// on values it needs anyway and computes nothing of the second (the one test of
-    /// [`contains_at`](Self::contains_at) ran 2 to 9 more instructions a single lookup).
-    /// Batches keep [`contains_at`](Self::contains_at): the two steps ran them no faster.
+    /// [`contains_at`](Self::contains_at) computes both for every lookup).
+    /// Batches keep [`contains_at`](Self::contains_at): two steps do not make them faster.
     ///
     /// # Safety
     ///
@@ -422,8 +422,8 @@ impl<E: BucketEncoding> Table<E> {
     /// match and the validation are values, not branches, so a lookup in a table larger than the
     /// cache issues both loads at once and the CPU overlaps them with the next lookup's loads,
     /// or with the other levels' (`levels`). The slice is taken first so that its address and
-    /// length stay in registers across the Acquire loads. No index is bounds-checked: three
-    /// compares and branches of a lookup's 60-odd instructions.
+    /// length stay in registers across the Acquire loads. No index is bounds-checked, which keeps
+    /// three compares and branches out of every lookup.
     ///
     /// # Safety
     ///

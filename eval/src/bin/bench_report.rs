@@ -1,7 +1,6 @@
-//! Collects the criterion benchmarks' results (`benches/filter.rs`) into the Markdown tables of
-//! the appendix of `docs/benchmarks-history.md`: every group a table of million operations a
-//! second, one column per run, and "ours / row": our scalar rate over the row's, per run (above
-//! 1: we are faster than that row).
+//! Collects the criterion benchmarks' results (`benches/filter.rs`) into Markdown tables: every
+//! group a table of million operations a second, one column per run, and "ours / row": our
+//! scalar rate over the row's, per run (above 1: we are faster than that row).
 //!
 //! ```text
 //! cargo run --release -p lockfree-cuckoo-eval --bin bench_report -- target/bench/criterion

@@ -1,7 +1,7 @@
 //! Space, false-positive rate and one-shot fill/empty rates of every peer at the same item
-//! count: the table behind `BENCHMARKS.md`'s "Space and false positives" and the DRAM-resident
-//! insert and remove rates of `docs/benchmarks-history.md` (a 120-million-item fill is one long
-//! measurement; criterion's ten samples of it would take most of an hour on two cores).
+//! count: the table behind `BENCHMARKS.md`'s "Space and false positives", and DRAM-resident
+//! insert and remove rates (a 120-million-item fill is one long measurement; criterion's ten
+//! samples of it would take most of an hour on two cores).
 //!
 //! ```text
 //! cargo run --release -p lockfree-cuckoo-eval --bin peers     # 120,000,000 items

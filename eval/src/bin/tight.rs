@@ -261,7 +261,8 @@ fn print_tables(args: &Args, records: &[Record]) {
         ratios(Peer::CfAhash, &same);
         ratios(Peer::Floor, &same);
         ratios(Peer::CasFloor, &[("fill", "fill"), ("remove", "remove")]);
-        // The semi-sorted encoding's targets (BENCHMARKS.md): its rate over the plain one's.
+        // The semi-sorted encoding's rate over the plain one's (BENCHMARKS.md, "Semi-sorted
+        // buckets").
         for semi in [Peer::OursSemiSorted, Peer::OursSemiSortedRef].into_iter().filter_map(find) {
             let shown: Vec<String> = MEASURES
                 .iter()
