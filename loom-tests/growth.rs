@@ -13,13 +13,11 @@
 
 use std::sync::Arc;
 
-use lockfree_cuckoo::CuckooFilter;
-
 use crate::spawn;
-use crate::support::{self, colliding_in_level_1_only, explore, Item, Items, Stage};
+use crate::support::{self, colliding_in_level_1_only, explore, Filter, Item, Items, Stage};
 
 /// A growable filter whose one-bucket level 0 is full: A and three fillers.
-fn full_first_level(retries: u32) -> (Arc<CuckooFilter>, Items, Item) {
+fn full_first_level(retries: u32) -> (Arc<Filter>, Items, Item) {
     let filter = Arc::new(support::builder(1, retries).growable().build());
     let mut items = Items::default();
     let a = items.pick(&filter, 0, 0);
@@ -137,7 +135,7 @@ fn g5_snapshot_vs_growth() {
         let saver = spawn(&filter, |f| f.to_bytes());
         let bytes = saver.join().unwrap();
         assert!(writer.join().unwrap());
-        let loaded = CuckooFilter::from_bytes(&bytes).unwrap();
+        let loaded = support::load(&bytes).unwrap();
         assert!(a.contains(&loaded) && n.contains(&loaded), "the snapshot lost an item");
         let levels = loaded.stats().levels;
         assert!(m.insert(&loaded), "the loaded copy does not take inserts");
@@ -167,7 +165,7 @@ fn g6_removes_of_copies_in_two_levels_take_them_all() {
 
 /// After as many removes of A as inserts: a further remove answers `false`, A has no copy left,
 /// nothing is pending, and `len` is `len`, the items beside A.
-fn assert_removed_to(filter: &CuckooFilter, a: Item, len: usize) {
+fn assert_removed_to(filter: &Filter, a: Item, len: usize) {
     assert!(!a.remove(filter), "a remove ran past the copies");
     assert_eq!(a.counted(filter), 0);
     assert!(!a.contains(filter), "A's copies were left behind");
@@ -204,7 +202,7 @@ fn g13_copies_inserted_and_removed_across_a_growth() {
 /// A growable filter of `buckets` buckets, grown once, holding X in level 0, and an item that
 /// collides with X in level 1 only (the same fingerprint and pair there, another pair in level
 /// 0), not yet inserted.
-fn collision_across_levels(buckets: usize) -> (Arc<CuckooFilter>, Item, Item) {
+fn collision_across_levels(buckets: usize) -> (Arc<Filter>, Item, Item) {
     let build = || Arc::new(support::builder(buckets, 1).growable().build());
     // Crafted on a grown twin (hashes map to the same slots in tables of the same sizes), so
     // that the model's filter can take X into level 0 before it grows.
@@ -275,7 +273,7 @@ fn g9_insert_claims_a_pending_removal() {
         let (x, y) = matching_in_level_0_only(&filter, items.pick(&filter, 0, 0).fingerprint);
         assert!(y.insert(&filter));
         items.fill(&filter, 0, 3);
-        let inserted = |f: &CuckooFilter| f.stats().insert_paths.iter().sum::<u64>();
+        let inserted = |f: &Filter| f.stats().insert_paths.iter().sum::<u64>();
         let before = inserted(&filter);
         let churner = spawn(&filter, move |f| f.grow_now() && x.insert(f) && x.remove(f));
         let remover = spawn(&filter, move |f| y.remove(f));
@@ -290,7 +288,7 @@ fn g9_insert_claims_a_pending_removal() {
 
 /// Two items of fingerprint `fingerprint` in a one-bucket level 0 (where any two such items
 /// match) whose pairs in level 1 differ, crafted on a grown twin of `filter`.
-fn matching_in_level_0_only(filter: &CuckooFilter, fingerprint: u32) -> (Item, Item) {
+fn matching_in_level_0_only(filter: &Filter, fingerprint: u32) -> (Item, Item) {
     let twin = Arc::new(support::builder(filter.bucket_count(), 1).growable().build());
     assert!(twin.grow_now());
     let at = |bucket: usize| {
@@ -321,7 +319,7 @@ fn g10_sweep_vs_claim() {
         let (filter, x, y) = collision_across_levels(2);
         assert!(y.insert(&filter) && x.remove(&filter) && y.remove(&filter));
         assert_eq!(filter.stats().pending_removals, 1, "setup: the remove of X was not pending");
-        let inserted = |f: &CuckooFilter| f.stats().insert_paths.iter().sum::<u64>();
+        let inserted = |f: &Filter| f.stats().insert_paths.iter().sum::<u64>();
         let before = inserted(&filter);
         let sweeper = spawn(&filter, |f| f.grow_now());
         let inserter = spawn(&filter, move |f| x.insert(f) && x.contains(f));
@@ -351,7 +349,7 @@ fn g11_pending_removal_in_an_overflow_block() {
         assert!(split[0].remove(&filter) && split[1].remove(&filter));
         assert_eq!(filter.stats().pending_removals, 2, "setup: the removes were not pending");
         let x = split[2];
-        let inserted = |f: &CuckooFilter| f.stats().insert_paths.iter().sum::<u64>();
+        let inserted = |f: &Filter| f.stats().insert_paths.iter().sum::<u64>();
         let before = inserted(&filter);
         let remover = spawn(&filter, move |f| x.remove(f));
         let claimer = spawn(&filter, move |f| x.insert(f) && x.contains(f));

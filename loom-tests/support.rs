@@ -9,26 +9,75 @@ use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use lockfree_cuckoo::{Builder, CuckooFilter, Encoding};
+use lockfree_cuckoo::SemiSorted;
+use lockfree_cuckoo::{Builder, CuckooFilter, DefaultHashBuilder, Layout, LoadError, Plain};
 
-/// The bucket encoding every model runs on: `LFC_LOOM_ENCODING=semi-sorted` for the semi-sorted
-/// one, plain otherwise. CI runs the suite once for each.
-pub(crate) fn encoding() -> Encoding {
-    match std::env::var("LFC_LOOM_ENCODING").as_deref() {
-        Ok("semi-sorted") => Encoding::SemiSorted,
-        Ok("plain") | Err(_) => Encoding::Plain,
-        Ok(other) => panic!("LFC_LOOM_ENCODING is plain or semi-sorted, not {other}"),
+/// Whether the models run on semi-sorted buckets: `LFC_LOOM_ENCODING=semi-sorted` when the suite
+/// is built, plain otherwise (CI builds and runs it once for each). Read at compile time, so that
+/// the filter's layout is a type; cargo rebuilds the suite when the variable changes.
+const SEMI_SORTED: bool = match option_env!("LFC_LOOM_ENCODING") {
+    None => false,
+    Some(value) => is_semi_sorted(value.as_bytes()),
+};
+
+/// Whether `value` names the semi-sorted encoding; fails the build for anything but the names.
+const fn is_semi_sorted(value: &[u8]) -> bool {
+    const fn equal(a: &[u8], b: &[u8]) -> bool {
+        if a.len() != b.len() {
+            return false;
+        }
+        let mut i = 0;
+        while i < a.len() {
+            if a[i] != b[i] {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
+    if equal(value, b"semi-sorted") {
+        true
+    } else if equal(value, b"plain") {
+        false
+    } else {
+        panic!("LFC_LOOM_ENCODING is plain or semi-sorted")
     }
 }
 
-/// A builder of tiny filters of `buckets` buckets in the [`encoding`] under test, whose lookups
-/// retry validation `retries` times.
-pub(crate) fn builder(buckets: usize, retries: u32) -> Builder {
-    CuckooFilter::builder().bucket_count(buckets).lookup_retries(retries).encoding(encoding())
+/// The layout of [`SEMI_SORTED`], as a type.
+pub(crate) trait Choose {
+    type Layout: Layout;
+}
+
+pub(crate) struct Choice<const SEMI_SORTED: bool>;
+
+impl Choose for Choice<false> {
+    type Layout = Plain;
+}
+
+impl Choose for Choice<true> {
+    type Layout = SemiSorted;
+}
+
+/// The layout every model runs on.
+pub(crate) type L = <Choice<SEMI_SORTED> as Choose>::Layout;
+
+/// The filters of the models.
+pub(crate) type Filter = CuckooFilter<DefaultHashBuilder, L>;
+
+/// A builder of tiny filters of `buckets` buckets in the layout under test, whose lookups retry
+/// validation `retries` times.
+pub(crate) fn builder(buckets: usize, retries: u32) -> Builder<DefaultHashBuilder, L> {
+    CuckooFilter::builder().bucket_count(buckets).lookup_retries(retries).layout::<L>()
+}
+
+/// A filter of the layout under test loaded from `bytes`.
+pub(crate) fn load(bytes: &[u8]) -> Result<Filter, LoadError> {
+    CuckooFilter::builder().layout::<L>().load(bytes)
 }
 
 /// A filter of exactly `buckets` buckets whose lookups retry validation `retries` times.
-pub(crate) fn table(buckets: usize, retries: u32) -> Arc<CuckooFilter> {
+pub(crate) fn table(buckets: usize, retries: u32) -> Arc<Filter> {
     Arc::new(builder(buckets, retries).build())
 }
 
@@ -44,12 +93,12 @@ pub(crate) struct Item {
 impl Item {
     /// The same fingerprint and bucket pair with the buckets read in the opposite order:
     /// lookups and removes scan `first` before `second`, so this picks the side of a race.
-    pub(crate) fn flipped(self, filter: &CuckooFilter) -> Item {
+    pub(crate) fn flipped(self, filter: &Filter) -> Item {
         item(filter, self.second, self.fingerprint)
     }
 
     /// Copies of this fingerprint in the item's buckets.
-    pub(crate) fn count(self, filter: &CuckooFilter) -> usize {
+    pub(crate) fn count(self, filter: &Filter) -> usize {
         let second = if self.second == self.first {
             0
         } else {
@@ -59,32 +108,32 @@ impl Item {
     }
 
     /// Copies of this item's fingerprint in its buckets of level `level` (0 the oldest).
-    pub(crate) fn count_in_level(self, filter: &CuckooFilter, level: usize) -> usize {
+    pub(crate) fn count_in_level(self, filter: &Filter, level: usize) -> usize {
         let (first, second, fingerprint) = filter.slots_for_hash_in_level(level, self.hash);
         let copies = |bucket| filter.fingerprint_count_in_level(level, bucket, fingerprint);
         copies(first) + if second == first { 0 } else { copies(second) }
     }
 
-    pub(crate) fn insert(self, filter: &CuckooFilter) -> bool {
+    pub(crate) fn insert(self, filter: &Filter) -> bool {
         filter.insert_hash(self.hash).is_ok()
     }
 
     /// What `CuckooFilter::count` answers for the item (the operation under test, unlike
     /// [`count`](Self::count), which reads the buckets directly).
-    pub(crate) fn counted(self, filter: &CuckooFilter) -> usize {
+    pub(crate) fn counted(self, filter: &Filter) -> usize {
         filter.count_hash(self.hash)
     }
 
-    pub(crate) fn contains(self, filter: &CuckooFilter) -> bool {
+    pub(crate) fn contains(self, filter: &Filter) -> bool {
         filter.contains_hash(self.hash)
     }
 
-    pub(crate) fn remove(self, filter: &CuckooFilter) -> bool {
+    pub(crate) fn remove(self, filter: &Filter) -> bool {
         filter.remove_hash(self.hash)
     }
 }
 
-fn item(filter: &CuckooFilter, first: usize, fingerprint: u32) -> Item {
+fn item(filter: &Filter, first: usize, fingerprint: u32) -> Item {
     let hash = filter.hash_for_slot(first, fingerprint);
     let (first, second, fingerprint) = filter.slots_for_hash(hash);
     Item { hash, fingerprint, first, second }
@@ -95,7 +144,7 @@ fn item(filter: &CuckooFilter, first: usize, fingerprint: u32) -> Item {
 /// determines its bucket in one of `m`, and the second bucket is a reflection, so the pairs in
 /// level 0 differ only for some first buckets in level 1: a search finds them.) `buckets` is the
 /// bucket count of level 1.
-pub(crate) fn colliding_in_level_1_only(grown: &CuckooFilter, buckets: usize) -> (Item, Item) {
+pub(crate) fn colliding_in_level_1_only(grown: &Filter, buckets: usize) -> (Item, Item) {
     let pair = |first: usize, second: usize| (first.min(second), first.max(second));
     let at = |bucket: usize, fingerprint: u32| {
         let hash = grown.hash_for_slot_in_level(1, bucket, fingerprint);
@@ -124,7 +173,7 @@ pub(crate) struct Items {
 
 impl Items {
     /// An item whose buckets are `first` and `second` (equal for a one-bucket item).
-    pub(crate) fn pick(&mut self, filter: &CuckooFilter, first: usize, second: usize) -> Item {
+    pub(crate) fn pick(&mut self, filter: &Filter, first: usize, second: usize) -> Item {
         loop {
             self.next += 1;
             assert!(self.next < 0xFFFF, "no fingerprint fits these buckets");
@@ -137,7 +186,7 @@ impl Items {
 
     /// `copies` copies of a fresh one-bucket item in `bucket`: filler that no path search can
     /// move, so a model controls exactly which fingerprints relocate.
-    pub(crate) fn fill(&mut self, filter: &CuckooFilter, bucket: usize, copies: usize) -> Item {
+    pub(crate) fn fill(&mut self, filter: &Filter, bucket: usize, copies: usize) -> Item {
         let filler = self.pick(filter, bucket, bucket);
         for _ in 0..copies {
             assert!(filler.insert(filter), "setup: bucket {bucket} has no room");

@@ -8,8 +8,7 @@
 
 use core::hash::{BuildHasher, Hash};
 
-use crate::bucket::BucketEncoding;
-use crate::encoded::with_levels;
+use crate::bucket::{BucketEncoding, Layout};
 use crate::filter::CuckooFilter;
 use crate::hash;
 use crate::levels::Levels;
@@ -17,7 +16,7 @@ use crate::levels::Levels;
 /// Items hashed and prefetched ahead of the one being checked (a power of two).
 const AHEAD: usize = 16;
 
-impl<S: BuildHasher> CuckooFilter<S> {
+impl<S: BuildHasher, E: Layout> CuckooFilter<S, E> {
     /// [`contains`](Self::contains) for every item of `items`, answers in `out`: `out[i]` is
     /// `contains(&items[i])`.
     ///
@@ -57,7 +56,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// ```
     pub fn contains_batch<T: Hash>(&self, items: &[T], out: &mut [bool]) {
         assert_eq!(items.len(), out.len(), "contains_batch: items and out differ in length");
-        with_levels!(self.levels(), levels => lookups(levels, |i| self.mixed_of(&items[i]), out));
+        lookups(self.levels(), |i| self.mixed_of(&items[i]), out);
     }
 
     /// [`contains_batch`](Self::contains_batch) for precomputed hashes; see
@@ -84,11 +83,11 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// ```
     pub fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) {
         assert_eq!(hashes.len(), out.len(), "contains_hash_batch: hashes and out differ in length");
-        with_levels!(self.levels(), levels => lookups(levels, |i| hash::mix(hashes[i]), out));
+        lookups(self.levels(), |i| hash::mix(hashes[i]), out);
     }
 }
 
-impl<S: BuildHasher> CuckooFilter<S> {
+impl<S: BuildHasher, E: Layout> CuckooFilter<S, E> {
     /// [`insert`](Self::insert) for every item of `items`, in order, prefetching the buckets of
     /// the items ahead as [`contains_batch`](Self::contains_batch) does. Returns how many items,
     /// from the front, were inserted: all of them, or fewer when the filter refused
@@ -119,7 +118,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     #[must_use = "fewer items than given were inserted when the filter is full"]
     pub fn insert_batch<T: Hash>(&self, items: &[T]) -> usize {
         let mixed_at = |i: usize| self.mixed_of(&items[i]);
-        with_levels!(self.levels(), levels => inserts(levels, items.len(), mixed_at))
+        inserts(self.levels(), items.len(), mixed_at)
     }
 }
 

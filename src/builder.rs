@@ -1,9 +1,9 @@
 //! [`Builder`]: sizing and hasher choice for a [`CuckooFilter`].
 
 use core::hash::BuildHasher;
+use core::marker::PhantomData;
 
-use crate::bucket::{plain::Plain, BucketEncoding, Encoding};
-use crate::encoded::{self, ForEncoding, IntoEncoded};
+use crate::bucket::{plain::Plain, Layout};
 use crate::error::BuildError;
 use crate::filter::CuckooFilter;
 use crate::hasher::DefaultHashBuilder;
@@ -26,15 +26,13 @@ use crate::table::{Table, DEFAULT_LOOKUP_RETRIES};
 /// ```
 #[derive(Clone, Debug)]
 #[must_use = "a builder does nothing until `build` is called"]
-pub struct Builder<S = DefaultHashBuilder> {
+pub struct Builder<S = DefaultHashBuilder, E: Layout = Plain> {
     capacity: usize,
     buckets: Option<usize>,
     lookup_retries: u32,
     huge_pages: bool,
     growth: Option<Ceiling>,
-    /// `None` until [`encoding`](Self::encoding) is called: the default for a build, and any
-    /// snapshot's for a load.
-    encoding: Option<Encoding>,
+    layout: PhantomData<E>,
     hasher: S,
 }
 
@@ -54,7 +52,9 @@ impl Builder<DefaultHashBuilder> {
     pub fn new() -> Self {
         Self::with_hasher(DefaultHashBuilder::new())
     }
+}
 
+impl<E: Layout> Builder<DefaultHashBuilder, E> {
     /// Keys the default hasher with `seed` instead of a random key
     /// ([`DefaultHashBuilder::with_seed`]): filters built with one seed map every item alike, in
     /// every process, build and version, as shards to be [merged](CuckooFilter::merge) or
@@ -96,7 +96,7 @@ impl Default for Builder<DefaultHashBuilder> {
 }
 
 impl<S> Builder<S> {
-    /// A builder with `hasher`, capacity 0, not growable.
+    /// A builder of plain filters with `hasher`, capacity 0, not growable.
     pub(crate) fn with_hasher(hasher: S) -> Self {
         Self {
             capacity: 0,
@@ -104,13 +104,13 @@ impl<S> Builder<S> {
             lookup_retries: DEFAULT_LOOKUP_RETRIES,
             huge_pages: true,
             growth: None,
-            encoding: None,
+            layout: PhantomData,
             hasher,
         }
     }
 }
 
-impl<S: BuildHasher> Builder<S> {
+impl<S: BuildHasher, E: Layout> Builder<S, E> {
     /// Sets how many distinct items the filter must accept (default 0: a one-bucket filter that
     /// holds four items).
     pub fn capacity(mut self, capacity: usize) -> Self {
@@ -122,14 +122,42 @@ impl<S: BuildHasher> Builder<S> {
     ///
     /// It must be deterministic for the filter's lifetime (every `BuildHasher` is), and the same
     /// in every process that shares a saved filter.
-    pub fn hasher<T: BuildHasher>(self, hasher: T) -> Builder<T> {
+    pub fn hasher<T: BuildHasher>(self, hasher: T) -> Builder<T, E> {
+        self.with_parameters(|_| hasher)
+    }
+
+    /// Sets how the buckets hold their fingerprints (default [`Plain`]). Given to
+    /// a builder that [loads](Self::load) a snapshot, the snapshot must have it.
+    ///
+    /// [`SemiSorted`](crate::SemiSorted) halves the false-positive rate in the same memory, for
+    /// costlier writes; `BENCHMARKS.md` ("Semi-sorted buckets") measures both.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::{CuckooFilter, Encoding, SemiSorted};
+    ///
+    /// let plain = CuckooFilter::with_capacity(1_000_000);
+    /// let semi = CuckooFilter::builder().capacity(1_000_000).layout::<SemiSorted>().build();
+    /// assert_eq!(semi.memory_usage(), plain.memory_usage());
+    /// assert_eq!(semi.encoding(), Encoding::SemiSorted);
+    /// ```
+    pub fn layout<L: Layout>(self) -> Builder<S, L> {
+        self.with_parameters(|hasher| hasher)
+    }
+
+    /// This builder's settings for a filter of layout `L`, with the hasher `hasher` makes of
+    /// this one's.
+    fn with_parameters<T, L: Layout>(self, hasher: impl FnOnce(S) -> T) -> Builder<T, L> {
+        let Builder { capacity, buckets, lookup_retries, huge_pages, growth, .. } = self;
+        let hasher = hasher(self.hasher);
         Builder {
-            capacity: self.capacity,
-            buckets: self.buckets,
-            lookup_retries: self.lookup_retries,
-            huge_pages: self.huge_pages,
-            growth: self.growth,
-            encoding: self.encoding,
+            capacity,
+            buckets,
+            lookup_retries,
+            huge_pages,
+            growth,
+            layout: PhantomData,
             hasher,
         }
     }
@@ -250,31 +278,9 @@ impl<S: BuildHasher> Builder<S> {
         self
     }
 
-    /// How the buckets hold their fingerprints (default [`Encoding::Plain`]). Given to a
-    /// builder that [loads](Self::load) a snapshot, the snapshot must have it.
-    ///
-    /// [`Encoding::SemiSorted`] halves the false-positive rate in the same memory, for costlier
-    /// writes; `BENCHMARKS.md` ("Semi-sorted buckets") measures both.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use lockfree_cuckoo::{CuckooFilter, Encoding};
-    ///
-    /// let plain = CuckooFilter::with_capacity(1_000_000);
-    /// let semi = CuckooFilter::builder().capacity(1_000_000).encoding(Encoding::SemiSorted).build();
-    /// assert_eq!(semi.memory_usage(), plain.memory_usage());
-    /// assert_eq!(semi.encoding(), Encoding::SemiSorted);
-    /// ```
-    pub fn encoding(mut self, encoding: Encoding) -> Self {
-        self.encoding = Some(encoding);
-        self
-    }
-
-    /// The hasher, the huge-page setting and the encoding asked for, for loading a snapshot with
-    /// them.
-    pub(crate) fn into_load_settings(self) -> (S, bool, Option<Encoding>) {
-        (self.hasher, self.huge_pages, self.encoding)
+    /// The hasher and the huge-page setting, for loading a snapshot with them.
+    pub(crate) fn into_load_settings(self) -> (S, bool) {
+        (self.hasher, self.huge_pages)
     }
 
     /// **Unstable, for tests** (feature `test-hooks`): use exactly `buckets` buckets (at least
@@ -301,7 +307,7 @@ impl<S: BuildHasher> Builder<S> {
     ///
     /// If the table cannot be allocated; [`try_build`](Self::try_build) returns an error
     /// instead.
-    pub fn build(self) -> CuckooFilter<S> {
+    pub fn build(self) -> CuckooFilter<S, E> {
         match self.try_build() {
             Ok(filter) => filter,
             Err(err) => panic!("{err}"),
@@ -325,14 +331,14 @@ impl<S: BuildHasher> Builder<S> {
     /// let err = CuckooFilter::builder().capacity(5_000).max_capacity(1_000).try_build();
     /// assert!(matches!(err, Err(BuildError::CeilingBelowCapacity { .. })));
     /// ```
-    pub fn try_build(self) -> Result<CuckooFilter<S>, BuildError> {
+    pub fn try_build(self) -> Result<CuckooFilter<S, E>, BuildError> {
         let requested = self.capacity;
         let buckets = match self.buckets {
             Some(buckets) => buckets,
             None => buckets_for(requested).ok_or(BuildError::CapacityOverflow { requested })?,
         };
         if let Some(ceiling) = self.growth {
-            let bytes = Levels::<Plain>::memory_for(buckets, CuckooFilter::<S>::OUTSIDE_LEVELS);
+            let bytes = Levels::<E>::memory_for(buckets, CuckooFilter::<S, E>::OUTSIDE_LEVELS);
             let items = capacity_of(buckets);
             let over =
                 [(ceiling.items, items, "max_capacity"), (ceiling.bytes, bytes, "max_memory")]
@@ -342,27 +348,7 @@ impl<S: BuildHasher> Builder<S> {
                 return Err(BuildError::CeilingBelowCapacity { setting, limit, initial });
             }
         }
-        let encoding = self.encoding.unwrap_or_default();
-        let levels = encoded::run(encoding, NewLevels { buckets, builder: &self })?;
-        Ok(CuckooFilter::from_parts(levels, self.hasher))
-    }
-}
-
-/// The empty levels a builder describes, in the encoding it was given.
-struct NewLevels<'b, S> {
-    buckets: usize,
-    builder: &'b Builder<S>,
-}
-
-impl<S> ForEncoding for NewLevels<'_, S> {
-    type Output = Result<encoded::EncodedLevels, BuildError>;
-
-    fn run<E: BucketEncoding>(self) -> Self::Output
-    where
-        Levels<E>: IntoEncoded,
-    {
-        let Builder { lookup_retries, huge_pages, growth, .. } = *self.builder;
-        let table = Table::<E>::try_new(self.buckets, lookup_retries, huge_pages)?;
-        Ok(Levels::new(table, growth).into_encoded())
+        let table = Table::<E>::try_new(buckets, self.lookup_retries, self.huge_pages)?;
+        Ok(CuckooFilter::from_parts(Levels::new(table, self.growth), self.hasher))
     }
 }

@@ -2,8 +2,7 @@
 //! from `FORMAT.md` to crowd a few buckets, for the tests that show the filter holds against it
 //! (README, "Security").
 
-use crate::bucket::BucketEncoding;
-use crate::encoded::with_levels;
+use crate::bucket::{BucketEncoding, Layout};
 use crate::filter::CuckooFilter;
 use crate::fingerprint::Fingerprint;
 use crate::hash;
@@ -13,7 +12,7 @@ use crate::table::Table;
 /// Items a triangle of buckets holds: four lanes in each of three buckets.
 const TRIANGLE_LANES: u64 = 12;
 
-impl CuckooFilter<DefaultHashBuilder> {
+impl<E: Layout> CuckooFilter<DefaultHashBuilder, E> {
     /// **Unstable, for tests** (feature `test-hooks`): 13 distinct 16-byte items, crafted with
     /// this filter's key, that crowd level `level` (0 the oldest): three fingerprints whose
     /// bucket pairs close a triangle of three buckets, four items each, fill its twelve lanes,
@@ -26,8 +25,7 @@ impl CuckooFilter<DefaultHashBuilder> {
     /// If the filter has no such level, or its level has fewer than three buckets.
     #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
     pub fn crowding_items(&self, level: usize, round: u64) -> Vec<[u8; 16]> {
-        let hashes =
-            with_levels!(self.levels(), levels => crowding_hashes(levels.level(level), round));
+        let hashes = crowding_hashes(self.levels().level(level), round);
         hashes.into_iter().map(|hash| self.hasher().item_for_hash(hash)).collect()
     }
 }

@@ -200,10 +200,11 @@ pub enum LoadError {
         /// The bucket whose word it is, counted over every level, oldest first.
         bucket: u64,
     },
-    /// The snapshot's buckets are in another [`Encoding`](crate::Encoding) than the one the
-    /// loading [`Builder`](crate::Builder) was given.
+    /// The snapshot's buckets are in another [`Encoding`](crate::Encoding) than the
+    /// [`Layout`](crate::Layout) of the filter it is loaded into: load it with
+    /// [`Builder::layout`](crate::Builder::layout) set to the snapshot's.
     EncodingMismatch {
-        /// The builder's encoding.
+        /// The filter's encoding.
         expected: crate::Encoding,
         /// The snapshot's.
         found: crate::Encoding,
@@ -354,14 +355,6 @@ pub enum MergeError {
         /// Levels of the filter merged from.
         theirs: usize,
     },
-    /// The filters' buckets are in different [`Encoding`](crate::Encoding)s, whose fingerprints
-    /// differ for the same item. Nothing was changed.
-    EncodingMismatch {
-        /// The encoding of the filter merged into.
-        ours: crate::Encoding,
-        /// The other filter's.
-        theirs: crate::Encoding,
-    },
     /// The filter merged into ran out of room. The first `merged` fingerprints of the other
     /// filter were added; `remaining` were not. Nothing that was in either filter was lost.
     Full {
@@ -389,11 +382,6 @@ impl fmt::Display for MergeError {
                 f,
                 "cannot merge cuckoo filters with different hashers: probe {probe} hashes \
                  differently"
-            ),
-            Self::EncodingMismatch { ours, theirs } => write!(
-                f,
-                "cannot merge cuckoo filters of different encodings: {ours} buckets here, \
-                 {theirs} in the other filter"
             ),
             Self::Full { merged, remaining } => write!(
                 f,

@@ -3,13 +3,13 @@
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
 
-use crate::bucket::{Encoding, LANES};
+use crate::bucket::plain::Plain;
+use crate::bucket::{Encoding, Layout, LANES};
 use crate::builder::Builder;
-use crate::encoded::{with_levels, EncodedLevels, IntoEncoded};
 use crate::error::InsertError;
 use crate::hash;
 use crate::hasher::DefaultHashBuilder;
-use crate::semi_sorted_ref::SemiSortedRef;
+use crate::levels::Levels;
 use crate::stats::Stats;
 
 /// A concurrent cuckoo filter: an approximate set that any number of threads share through
@@ -18,6 +18,10 @@ use crate::stats::Stats;
 /// Lookups are wait-free and never give a false negative; inserts and removes are lock-free.
 /// The filter is a multiset: an item inserted `k` times is present until removed `k` times. See
 /// the [crate documentation](crate) for the guarantees in full.
+///
+/// `S` is the hasher ([`Builder::hasher`]) and `E` the buckets' [`Layout`]
+/// ([`Builder::layout`]): [`Plain`], the default, or
+/// [`SemiSorted`](crate::SemiSorted). Every operation is compiled for the one layout.
 ///
 /// # Examples
 ///
@@ -35,8 +39,8 @@ use crate::stats::Stats;
 /// assert!(filter.remove(&42u64));
 /// assert!(!filter.contains(&42u64));
 /// ```
-pub struct CuckooFilter<S = DefaultHashBuilder> {
-    levels: EncodedLevels,
+pub struct CuckooFilter<S = DefaultHashBuilder, E: Layout = Plain> {
+    levels: Levels<E>,
     hasher: S,
 }
 
@@ -110,6 +114,9 @@ impl Default for CuckooFilter<DefaultHashBuilder> {
     }
 }
 
+// Constructors that take no value of the layout's type name no layout either, so that
+// `CuckooFilter::with_hasher(h)` infers one: they build plain filters, and `Builder::layout`
+// the others.
 impl<S: BuildHasher> CuckooFilter<S> {
     /// An empty filter of capacity 0 that hashes items with `hasher`: one bucket, four items,
     /// not growable, as [`Default`] builds with the default hasher. Use
@@ -163,17 +170,19 @@ impl<S: BuildHasher> CuckooFilter<S> {
     pub fn with_capacity_and_hasher(capacity: usize, hasher: S) -> Self {
         Builder::with_hasher(hasher).capacity(capacity).build()
     }
+}
 
-    pub(crate) fn from_parts(levels: EncodedLevels, hasher: S) -> Self {
+impl<S: BuildHasher, E: Layout> CuckooFilter<S, E> {
+    pub(crate) fn from_parts(levels: Levels<E>, hasher: S) -> Self {
         let levels = levels.with_outside(Self::OUTSIDE_LEVELS);
         Self { levels, hasher }
     }
 
     /// Bytes of a filter beyond its levels (its hasher).
     pub(crate) const OUTSIDE_LEVELS: usize =
-        core::mem::size_of::<Self>() - core::mem::size_of::<EncodedLevels>();
+        core::mem::size_of::<Self>() - core::mem::size_of::<Levels<E>>();
 
-    pub(crate) fn levels(&self) -> &EncodedLevels {
+    pub(crate) fn levels(&self) -> &Levels<E> {
         &self.levels
     }
 
@@ -228,7 +237,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// ```
     pub fn insert<T: Hash + ?Sized>(&self, item: &T) -> Result<(), InsertError> {
         let mixed = self.mixed_of(item);
-        with_levels!(&self.levels, levels => levels.insert(mixed))
+        self.levels.insert(mixed)
     }
 
     /// Whether `item` may be present: `true` for every item inserted and not since removed, and
@@ -249,7 +258,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     #[inline]
     pub fn contains<T: Hash + ?Sized>(&self, item: &T) -> bool {
         let mixed = self.mixed_of(item);
-        with_levels!(&self.levels, levels => levels.contains(mixed))
+        self.levels.contains(mixed)
     }
 
     /// How many copies of `item` the filter holds: 0 to 8 (four lanes in each of its two
@@ -283,7 +292,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// ```
     pub fn count<T: Hash + ?Sized>(&self, item: &T) -> usize {
         let mixed = self.mixed_of(item);
-        with_levels!(&self.levels, levels => levels.count(mixed))
+        self.levels.count(mixed)
     }
 
     /// Removes one copy of `item`, returning whether one was found.
@@ -325,7 +334,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// ```
     pub fn remove<T: Hash + ?Sized>(&self, item: &T) -> bool {
         let mixed = self.mixed_of(item);
-        with_levels!(&self.levels, levels => levels.remove(mixed))
+        self.levels.remove(mixed)
     }
 
     /// [`insert`](Self::insert) for an item whose 64-bit hash the caller already has.
@@ -354,7 +363,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// ```
     pub fn insert_hash(&self, hash: u64) -> Result<(), InsertError> {
         let mixed = hash::mix(hash);
-        with_levels!(&self.levels, levels => levels.insert(mixed))
+        self.levels.insert(mixed)
     }
 
     /// [`count`](Self::count) for a precomputed hash; see [`insert_hash`](Self::insert_hash).
@@ -371,7 +380,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// ```
     pub fn count_hash(&self, hash: u64) -> usize {
         let mixed = hash::mix(hash);
-        with_levels!(&self.levels, levels => levels.count(mixed))
+        self.levels.count(mixed)
     }
 
     /// [`contains`](Self::contains) for a precomputed hash; see [`insert_hash`](Self::insert_hash).
@@ -388,7 +397,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
         let mixed = hash::mix(hash);
-        with_levels!(&self.levels, levels => levels.contains(mixed))
+        self.levels.contains(mixed)
     }
 
     /// [`remove`](Self::remove) for a precomputed hash; see [`insert_hash`](Self::insert_hash).
@@ -405,7 +414,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// ```
     pub fn remove_hash(&self, hash: u64) -> bool {
         let mixed = hash::mix(hash);
-        with_levels!(&self.levels, levels => levels.remove(mixed))
+        self.levels.remove(mixed)
     }
 
     /// **Unstable, for tests** (feature `test-hooks`): a hash whose first bucket is `bucket`
@@ -427,7 +436,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
     pub fn hash_for_slot_in_level(&self, level: usize, bucket: usize, fingerprint: u32) -> u64 {
         let fingerprint = test_fingerprint(fingerprint);
-        with_levels!(&self.levels, levels => levels.level(level).hash_for_slot(bucket, fingerprint))
+        self.levels.level(level).hash_for_slot(bucket, fingerprint)
     }
 
     /// **Unstable, for tests** (feature `test-hooks`): the first bucket, second bucket and
@@ -447,7 +456,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     #[cfg(feature = "test-hooks")]
     #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
     pub fn slots_for_hash_in_level(&self, level: usize, hash: u64) -> (usize, usize, u32) {
-        let s = with_levels!(&self.levels, levels => levels.level(level).slots(hash::mix(hash)));
+        let s = self.levels.level(level).slots(hash::mix(hash));
         (s.first, s.second, s.fingerprint.get())
     }
 
@@ -475,7 +484,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
         fingerprint: u32,
     ) -> usize {
         let fingerprint = test_fingerprint(fingerprint);
-        with_levels!(&self.levels, levels => levels.level(level).fingerprint_count(bucket, fingerprint))
+        self.levels.level(level).fingerprint_count(bucket, fingerprint)
     }
 
     /// **Unstable, for tests** (feature `test-hooks`): [`insert_hash`](Self::insert_hash) in a
@@ -494,7 +503,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
     pub fn insert_hash_as_of(&self, levels: usize, hash: u64) -> Result<(), InsertError> {
         assert!(levels > 0, "a filter has at least one level");
-        with_levels!(&self.levels, inner => inner.insert_as_of(levels, hash::mix(hash)))
+        self.levels.insert_as_of(levels, hash::mix(hash))
     }
 
     /// **Unstable, for tests** (feature `test-hooks`): adds a level to a growable filter now, as
@@ -503,7 +512,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     #[cfg(feature = "test-hooks")]
     #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
     pub fn grow_now(&self) -> bool {
-        with_levels!(&self.levels, levels => levels.grow_now())
+        self.levels.grow_now()
     }
 
     /// The hasher that maps items to fingerprints and buckets.
@@ -550,15 +559,15 @@ impl<S: BuildHasher> CuckooFilter<S> {
 /// assert_eq!(copy.len(), 1);
 /// assert!(!filter.contains("kept"));
 /// ```
-impl<S: BuildHasher + Clone> Clone for CuckooFilter<S> {
+impl<S: BuildHasher + Clone, E: Layout> Clone for CuckooFilter<S, E> {
     fn clone(&self) -> Self {
-        let copy = with_levels!(&self.levels, levels => levels.consistent_copy().map(IntoEncoded::into_encoded));
+        let copy = self.levels.consistent_copy();
         let levels = copy.expect("cannot allocate the cloned table");
         Self { levels, hasher: self.hasher.clone() }
     }
 }
 
-impl<S> CuckooFilter<S> {
+impl<S, E: Layout> CuckooFilter<S, E> {
     /// Accepted inserts minus successful removes: exact when no insert or remove is in flight,
     /// approximate while they run.
     ///
@@ -573,7 +582,7 @@ impl<S> CuckooFilter<S> {
     /// assert_eq!(filter.len(), 2);
     /// ```
     pub fn len(&self) -> usize {
-        with_levels!(&self.levels, levels => levels.len())
+        self.levels.len()
     }
 
     /// Whether the filter holds no fingerprint: no item was inserted, or every insert was
@@ -598,7 +607,7 @@ impl<S> CuckooFilter<S> {
     /// assert!(filter.is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
-        with_levels!(&self.levels, levels => levels.is_empty())
+        self.levels.is_empty()
     }
 
     /// How many distinct items the filter promises to accept: at least the capacity asked for.
@@ -611,7 +620,7 @@ impl<S> CuckooFilter<S> {
     /// assert!(CuckooFilter::with_capacity(12_345).capacity() >= 12_345);
     /// ```
     pub fn capacity(&self) -> usize {
-        with_levels!(&self.levels, levels => levels.capacity())
+        self.levels.capacity()
     }
 
     /// Whether the filter adds levels when full ([`Builder::growable`](crate::Builder::growable),
@@ -627,7 +636,7 @@ impl<S> CuckooFilter<S> {
     /// assert!(CuckooFilter::builder().capacity(10).growable().build().is_growable());
     /// ```
     pub fn is_growable(&self) -> bool {
-        with_levels!(&self.levels, levels => levels.growth()).is_some()
+        self.levels.growth().is_some()
     }
 
     /// The item ceiling of a growable filter ([`Builder::max_capacity`](crate::Builder::max_capacity),
@@ -643,7 +652,7 @@ impl<S> CuckooFilter<S> {
     /// assert_eq!(filter.max_memory(), None);
     /// ```
     pub fn max_capacity(&self) -> Option<usize> {
-        with_levels!(&self.levels, levels => levels.growth()).and_then(|ceiling| ceiling.items)
+        self.levels.growth().and_then(|ceiling| ceiling.items)
     }
 
     /// The byte ceiling of a growable filter ([`Builder::max_memory`](crate::Builder::max_memory),
@@ -660,7 +669,7 @@ impl<S> CuckooFilter<S> {
     /// assert_eq!(CuckooFilter::with_capacity(10).max_memory(), None);
     /// ```
     pub fn max_memory(&self) -> Option<usize> {
-        with_levels!(&self.levels, levels => levels.growth()).and_then(|ceiling| ceiling.bytes)
+        self.levels.growth().and_then(|ceiling| ceiling.bytes)
     }
 
     /// Stops a growable filter from adding levels once it has `levels` (clamped to 1 to 32;
@@ -686,7 +695,7 @@ impl<S> CuckooFilter<S> {
     /// assert!(filter.insert(&refused.unwrap()).is_ok());
     /// ```
     pub fn set_max_levels(&self, levels: usize) {
-        with_levels!(&self.levels, inner => inner.set_level_limit(levels));
+        self.levels.set_level_limit(levels);
     }
 
     /// The most levels this filter grows to ([`set_max_levels`](Self::set_max_levels)), 32
@@ -700,7 +709,7 @@ impl<S> CuckooFilter<S> {
     /// assert_eq!(CuckooFilter::with_capacity(10).max_levels(), 32);
     /// ```
     pub fn max_levels(&self) -> usize {
-        with_levels!(&self.levels, levels => levels.level_limit())
+        self.levels.level_limit()
     }
 
     /// The fraction of fingerprint lanes in use, [`len`](Self::len) over four lanes a bucket.
@@ -734,7 +743,7 @@ impl<S> CuckooFilter<S> {
     /// assert!(per_item < 2.2, "{per_item}");
     /// ```
     pub fn memory_usage(&self) -> usize {
-        with_levels!(&self.levels, levels => levels.memory_usage())
+        self.levels.memory_usage()
     }
 
     /// The number of buckets (four lanes each).
@@ -748,11 +757,10 @@ impl<S> CuckooFilter<S> {
     /// assert!(filter.bucket_count() * 4 >= filter.capacity());
     /// ```
     pub fn bucket_count(&self) -> usize {
-        with_levels!(&self.levels, levels => levels.bucket_count())
+        self.levels.bucket_count()
     }
 
-    /// How the filter's buckets hold their fingerprints, as chosen when it was built
-    /// ([`Builder::encoding`]) or as its snapshot recorded.
+    /// How the filter's buckets hold their fingerprints: its [`Layout`]'s value.
     ///
     /// # Examples
     ///
@@ -761,27 +769,8 @@ impl<S> CuckooFilter<S> {
     ///
     /// assert_eq!(CuckooFilter::with_capacity(10).encoding(), Encoding::Plain);
     /// ```
-    pub fn encoding(&self) -> Encoding {
-        self.levels.encoding()
-    }
-
-    /// The filter as a [`SemiSortedRef`], if its buckets are semi-sorted: the same item
-    /// operations, compiled for that encoding alone, for loops of single calls (see
-    /// [`SemiSortedRef`] for why). `None` for a plain filter, whose own methods are already
-    /// compiled that way.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use lockfree_cuckoo::{CuckooFilter, Encoding};
-    ///
-    /// let semi = CuckooFilter::builder().capacity(100).encoding(Encoding::SemiSorted).build();
-    /// assert!(semi.as_semi_sorted().is_some());
-    /// assert!(CuckooFilter::with_capacity(100).as_semi_sorted().is_none());
-    /// ```
-    #[inline]
-    pub fn as_semi_sorted(&self) -> Option<SemiSortedRef<'_, S>> {
-        Some(SemiSortedRef::new(self, self.levels.semi_sorted()?))
+    pub const fn encoding(&self) -> Encoding {
+        E::ENCODING
     }
 
     /// A snapshot of the operation counters: relocations, path lengths, refusals, conservative
@@ -797,7 +786,7 @@ impl<S> CuckooFilter<S> {
     /// assert_eq!(filter.stats().refused_inserts, 0);
     /// ```
     pub fn stats(&self) -> Stats {
-        with_levels!(&self.levels, levels => levels.stats())
+        self.levels.stats()
     }
 
     /// Removes every item and resets the counters.
@@ -814,11 +803,11 @@ impl<S> CuckooFilter<S> {
     /// assert!(!filter.contains("a"));
     /// ```
     pub fn clear(&mut self) {
-        with_levels!(&mut self.levels, levels => levels.clear());
+        self.levels.clear();
     }
 }
 
-impl<S> fmt::Debug for CuckooFilter<S> {
+impl<S, E: Layout> fmt::Debug for CuckooFilter<S, E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CuckooFilter")
             .field("len", &self.len())

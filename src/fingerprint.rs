@@ -20,7 +20,8 @@
 /// 17 bits (the semi-sorted encoding's; a plain one has 16).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(transparent)]
-pub(crate) struct Fingerprint(u32);
+// `pub` in a private module: named by the sealed `BucketEncoding`'s methods, never outside.
+pub struct Fingerprint(u32);
 
 impl Fingerprint {
     /// The `bits`-bit fingerprint of a mixed hash: its low `bits` bits, with 0 and 0xFFFF in the

@@ -337,11 +337,6 @@ impl<E: BucketEncoding> Levels<E> {
         self
     }
 
-    /// The encoding of every level's buckets.
-    pub(crate) fn encoding(&self) -> crate::bucket::Encoding {
-        E::ENCODING
-    }
-
     /// Level 0.
     pub(crate) fn level_0(&self) -> &Table<E> {
         &self.level_0

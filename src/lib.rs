@@ -38,7 +38,7 @@
 //!   rest): 0.0115% at the promised capacity (load 0.94), 0.0122% with every lane full.
 //!   The filter mixes every hash before using it, so this holds for weak hashers too (an
 //!   identity hash of integer keys), as long as distinct items hash differently. A filter with
-//!   semi-sorted buckets ([`Encoding::SemiSorted`], below) halves the rate in the same memory.
+//!   semi-sorted buckets ([`SemiSorted`], below) halves the rate in the same memory.
 //! - **Keyed, portable hashing.** The default hasher ([`DefaultHashBuilder`]) is keyed by a seed
 //!   each filter draws at random (see Security below) and specified in `FORMAT.md` with the key
 //!   as a parameter: under one seed an item hashes the same on every target, with any CPU
@@ -86,7 +86,7 @@
 //!
 //! # Semi-sorted buckets
 //!
-//! [`Builder::encoding`]`(`[`Encoding::SemiSorted`]`)` builds the paper's second filter (Fan et
+//! [`Builder::layout`]`::<`[`SemiSorted`]`>()` builds the paper's second filter (Fan et
 //! al., section 5.2): each bucket's four fingerprints sorted by their low four bits, whose four
 //! nibbles are stored together as one 12-bit code, which leaves room for 17-bit fingerprints in
 //! the same 64-bit bucket. Same capacity, same memory, same guarantees (every operation, growth,
@@ -96,32 +96,25 @@
 //! quarters (a present item's buckets are decoded); inserts and removes about 0.6 to 0.8 (every
 //! write decodes and re-sorts its bucket).
 //!
-//! The filter's own methods test its encoding on every call: the plain path is inlined into
-//! the caller, the semi-sorted one called. In a loop of single calls, take the filter's
-//! [`SemiSortedRef`] once ([`CuckooFilter::as_semi_sorted`]), whose methods are inlined like
-//! the plain filter's; from a table larger than the cache, absent items' lookups through it run
-//! at the plain rate, through the filter at about 0.8 of it. Batches
-//! ([`CuckooFilter::contains_batch`]) test the encoding once and need no handle.
-//!
-//! Choose it when false positives cost more than lookups: each one is a wasted disk read or
-//! network round trip behind the filter, and the filter is not the bottleneck. Keep the plain
-//! encoding when lookups are the hot path, or when most lookups find their item. The encoding is
-//! fixed for a filter's life; its snapshots record it, and [`Builder::load`] with an encoding
-//! refuses the other ([`LoadError::EncodingMismatch`]).
+//! The layout is part of the filter's type (`CuckooFilter<S, SemiSorted>`): every operation is
+//! compiled for it alone, and filters of different layouts cannot be merged. Choose it when
+//! false positives cost more than lookups: each one is a wasted disk read or network round trip
+//! behind the filter, and the filter is not the bottleneck. Keep the plain layout when lookups
+//! are the hot path, or when most lookups find their item. Snapshots record the layout: a
+//! filter of the other refuses them ([`LoadError::EncodingMismatch`]), and
+//! [`encoding_of_snapshot`] tells a front-end that stores both which to load.
 //!
 //! ```
-//! use lockfree_cuckoo::{CuckooFilter, Encoding};
+//! use lockfree_cuckoo::{encoding_of_snapshot, CuckooFilter, Encoding, SemiSorted};
 //!
-//! let filter = CuckooFilter::builder().capacity(100_000).encoding(Encoding::SemiSorted).build();
+//! let filter = CuckooFilter::builder().capacity(100_000).layout::<SemiSorted>().build();
 //! filter.insert("page:42")?;
 //! assert!(filter.contains("page:42"));
-//! let loaded = CuckooFilter::from_bytes(&filter.to_bytes())?;
-//! assert_eq!(loaded.encoding(), Encoding::SemiSorted);
-//!
-//! // A hot loop: the semi-sorted path inlined, with no test of the encoding a call.
-//! let semi = loaded.as_semi_sorted().expect("semi-sorted");
-//! let hits = (0..1_000).filter(|n| semi.contains(&format!("page:{n}"))).count();
-//! assert!(hits >= 1);
+//! let bytes = filter.to_bytes();
+//! assert_eq!(encoding_of_snapshot(&bytes)?, Encoding::SemiSorted);
+//! let loaded = CuckooFilter::builder().layout::<SemiSorted>().load(&bytes)?;
+//! assert!(loaded.contains("page:42"));
+//! assert!(CuckooFilter::from_bytes(&bytes).is_err(), "a plain filter refuses it");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -255,7 +248,6 @@ mod bucket;
 mod builder;
 #[cfg(feature = "test-hooks")]
 mod crafted;
-mod encoded;
 mod error;
 mod fingerprint;
 mod hash;
@@ -263,20 +255,20 @@ mod hasher;
 mod levels;
 mod merge;
 mod pending;
-mod semi_sorted_ref;
 mod sizing;
 mod snapshot;
 mod stats;
 mod sync;
 mod table;
 
-pub use bucket::Encoding;
+pub use bucket::plain::Plain;
+pub use bucket::semi_sorted::SemiSorted;
+pub use bucket::{Encoding, Layout};
 pub use builder::Builder;
 pub use error::{BuildError, ChunkError, InsertError, LoadError, MergeError};
 pub use filter::CuckooFilter;
 pub use hasher::{AHashBuilder, DefaultHashBuilder, DefaultHasher};
-pub use semi_sorted_ref::SemiSortedRef;
-pub use snapshot::{ChunkedSnapshot, SnapshotInfo};
+pub use snapshot::{encoding_of_snapshot, ChunkedSnapshot, SnapshotInfo, ENCODING_PREFIX_LEN};
 pub use stats::{InsertPaths, Stats};
 
 #[cfg(doctest)]

@@ -7,15 +7,14 @@
 
 use core::hash::BuildHasher;
 
-use crate::bucket::BucketEncoding;
-use crate::encoded::with_levels;
+use crate::bucket::{BucketEncoding, Layout};
 use crate::error::MergeError;
 use crate::filter::CuckooFilter;
 use crate::hash::{alt_index, Slots};
 use crate::levels::Levels;
 use crate::snapshot::probes;
 
-impl<S: BuildHasher> CuckooFilter<S> {
+impl<S: BuildHasher, E: Layout> CuckooFilter<S, E> {
     /// Adds every fingerprint of `other` to this filter: afterwards, every item of `other`
     /// reads as present here, with its copies added to this filter's.
     ///
@@ -36,7 +35,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     ///
     /// # Errors
     ///
-    /// - [`MergeError::EncodingMismatch`], [`MergeError::BucketCountMismatch`],
+    /// - [`MergeError::BucketCountMismatch`],
     ///   [`MergeError::LevelCountMismatch`] or [`MergeError::HasherMismatch`] when the settings
     ///   differ; nothing was changed.
     /// - [`MergeError::Full`] when this filter ran out of room: it says how many fingerprints
@@ -64,19 +63,14 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// assert!(a.contains("from a") && a.contains("from b"));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn merge(&self, other: &CuckooFilter<S>) -> Result<(), MergeError> {
+    pub fn merge(&self, other: &CuckooFilter<S, E>) -> Result<(), MergeError> {
         let (mine, others) = (probes(self.hasher()), probes(other.hasher()));
         let hasher_mismatch = (0..mine.len()).find(|&k| mine[k] != others[k]);
-        let mismatch =
-            MergeError::EncodingMismatch { ours: self.encoding(), theirs: other.encoding() };
-        with_levels!(self.levels(), ours => match other.levels().same_encoding_as(ours) {
-            Some(theirs) => merge_levels(ours, theirs, hasher_mismatch),
-            None => Err(mismatch),
-        })
+        merge_levels(self.levels(), other.levels(), hasher_mismatch)
     }
 }
 
-/// [`CuckooFilter::merge`] on the filters' levels, of one encoding; `hasher_mismatch` is the
+/// [`CuckooFilter::merge`] on the filters' levels; `hasher_mismatch` is the
 /// first probe the hashers disagree on.
 fn merge_levels<E: BucketEncoding>(
     ours: &Levels<E>,

@@ -7,13 +7,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 use std::thread;
 
-use lockfree_cuckoo::{CuckooFilter, Encoding};
+use lockfree_cuckoo::{CuckooFilter, DefaultHashBuilder, Layout, Plain, SemiSorted};
 
-/// Every encoding, each test's filters built in each.
-const ENCODINGS: [Encoding; 2] = [Encoding::Plain, Encoding::SemiSorted];
-
-fn filter(capacity: usize, encoding: Encoding) -> Arc<CuckooFilter> {
-    Arc::new(CuckooFilter::builder().capacity(capacity).encoding(encoding).build())
+/// A filter of layout `L`, to share.
+fn filter<L: Layout>(capacity: usize) -> Arc<CuckooFilter<DefaultHashBuilder, L>> {
+    Arc::new(CuckooFilter::builder().capacity(capacity).layout::<L>().build())
 }
 
 /// Keys owned by thread `t`: disjoint ranges, so threads never touch each other's items.
@@ -22,6 +20,7 @@ fn key(owner: u64, i: u64) -> u64 {
 }
 
 struct ChurnReport {
+    encoding: lockfree_cuckoo::Encoding,
     lookups: u64,
     false_negatives: u64,
     inserts: u64,
@@ -34,11 +33,11 @@ struct ChurnReport {
 
 /// Writers fill the filter to about 93% of its lanes while churners remove and re-insert their
 /// own keys and readers check a stable set continuously.
-fn churn(capacity: usize, rounds: u64, encoding: Encoding) -> ChurnReport {
+fn churn<L: Layout>(capacity: usize, rounds: u64) -> ChurnReport {
     const WRITERS: u64 = 2;
     const CHURNERS: u64 = 2;
     const READERS: u64 = 3;
-    let filter = filter(capacity, encoding);
+    let filter = filter::<L>(capacity);
     let lanes = filter.bucket_count() as u64 * 4;
     let target = lanes * 93 / 100;
     let stable = target * 3 / 10;
@@ -145,20 +144,25 @@ fn churn(capacity: usize, rounds: u64, encoding: Encoding) -> ChurnReport {
         expected_len,
         missing_after,
         stats: filter.stats(),
+        encoding: filter.encoding(),
     }
 }
 
 fn check_churn(capacity: usize, rounds: u64) {
-    for encoding in ENCODINGS {
-        check_churn_in(capacity, rounds, encoding);
-    }
+    check_churn_in::<Plain>(capacity, rounds);
+    check_churn_in::<SemiSorted>(capacity, rounds);
 }
 
-fn check_churn_in(capacity: usize, rounds: u64, encoding: Encoding) {
-    let report = churn(capacity, rounds, encoding);
+fn check_churn_in<L: Layout>(capacity: usize, rounds: u64) {
+    let report = churn::<L>(capacity, rounds);
     eprintln!(
-        "{encoding}, capacity {capacity}: {} lookups, {} churn inserts, {} churn removes, len {}, {:?}",
-        report.lookups, report.inserts, report.removes, report.final_len, report.stats
+        "{}, capacity {capacity}: {} lookups, {} churn inserts, {} churn removes, len {}, {:?}",
+        report.encoding,
+        report.lookups,
+        report.inserts,
+        report.removes,
+        report.final_len,
+        report.stats
     );
     assert_eq!(report.false_negatives, 0, "readers saw false negatives");
     assert_eq!(report.missing_after, 0, "items missing after the run");
@@ -185,13 +189,13 @@ fn stress_readers_never_miss_while_writers_fill_and_churn() {
 
 /// `threads` threads insert disjoint shares of `capacity` keys at once.
 fn fill_concurrently(capacity: usize, threads: u64) {
-    for encoding in ENCODINGS {
-        fill_concurrently_in(capacity, threads, encoding);
-    }
+    fill_concurrently_in::<Plain>(capacity, threads);
+    fill_concurrently_in::<SemiSorted>(capacity, threads);
 }
 
-fn fill_concurrently_in(capacity: usize, threads: u64, encoding: Encoding) {
-    let filter = filter(capacity, encoding);
+fn fill_concurrently_in<L: Layout>(capacity: usize, threads: u64) {
+    let filter = filter::<L>(capacity);
+    let encoding = filter.encoding();
     let share = capacity as u64 / threads;
     let extra = capacity as u64 % threads;
     let start = Arc::new(Barrier::new(threads as usize));
@@ -244,14 +248,13 @@ fn stress_concurrent_inserts_reach_the_promised_capacity() {
 /// exact, and every successful remove must match an insert.
 #[test]
 fn shared_items_keep_exact_counts_under_contention() {
-    for encoding in ENCODINGS {
-        shared_items_keep_exact_counts_in(encoding);
-    }
+    shared_items_keep_exact_counts_in::<Plain>();
+    shared_items_keep_exact_counts_in::<SemiSorted>();
 }
 
-fn shared_items_keep_exact_counts_in(encoding: Encoding) {
+fn shared_items_keep_exact_counts_in<L: Layout>() {
     const THREADS: usize = 6;
-    let filter = filter(if cfg!(miri) { 200 } else { 2_000 }, encoding);
+    let filter = filter::<L>(if cfg!(miri) { 200 } else { 2_000 });
     // Background items push the table near full so shared items get relocated.
     let background = filter.capacity() as u64 * 9 / 10;
     for i in 0..background {

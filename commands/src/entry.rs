@@ -2,7 +2,9 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use lockfree_cuckoo::{BuildError, CuckooFilter};
+use lockfree_cuckoo::BuildError;
+
+use crate::filter::Filter;
 
 use crate::settings::Settings;
 
@@ -11,7 +13,7 @@ use crate::settings::Settings;
 #[derive(Debug)]
 pub struct Entry {
     /// The filter.
-    pub filter: CuckooFilter,
+    pub filter: Filter,
     /// What it was created with (or, for a loaded one, what it is reported with).
     pub settings: Settings,
     /// Successful `CF.DEL`s, for `CF.INFO`'s "Number of items deleted" (a statistic: Relaxed,
@@ -34,7 +36,7 @@ impl Entry {
     }
 
     /// An entry around an existing filter (loaded from a save file or from chunks).
-    pub fn with_filter(filter: CuckooFilter, settings: Settings, deletes: u64) -> Self {
+    pub fn with_filter(filter: Filter, settings: Settings, deletes: u64) -> Self {
         Self { filter, settings, deletes: AtomicU64::new(deletes) }
     }
 

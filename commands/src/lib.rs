@@ -44,6 +44,7 @@ mod budget;
 mod command;
 mod docs;
 mod entry;
+mod filter;
 mod keyspace;
 mod reply;
 mod settings;
@@ -56,6 +57,7 @@ pub use command::{
 };
 pub use docs::{Arg, ArgKind, Docs, KeyUse};
 pub use entry::Entry;
+pub use filter::Filter;
 pub use keyspace::{KeyError, Keyspace};
 pub use reply::{header, write_bulk, write_error, Protocol, Reply};
 pub use settings::{

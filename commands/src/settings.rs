@@ -2,6 +2,8 @@
 
 use lockfree_cuckoo::{BuildError, CuckooFilter, Encoding};
 
+use crate::filter::Filter;
+
 /// `CF.RESERVE`'s options, as the client gave them (or RedisBloom's defaults).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Settings {
@@ -134,20 +136,16 @@ impl Settings {
     ///
     /// The library's [`BuildError`]: a capacity too large for the address space, or a table
     /// that could not be allocated.
-    pub fn build(&self, max_memory: usize, huge_pages: bool) -> Result<CuckooFilter, BuildError> {
+    pub fn build(&self, max_memory: usize, huge_pages: bool) -> Result<Filter, BuildError> {
         let capacity = usize::try_from(self.capacity).unwrap_or(usize::MAX);
-        let mut builder = CuckooFilter::builder()
-            .capacity(capacity)
-            .huge_pages(huge_pages)
-            .encoding(self.encoding);
+        let mut builder = CuckooFilter::builder().capacity(capacity).huge_pages(huge_pages);
         if let Some(seed) = self.seed {
             builder = builder.seed(seed);
         }
-        if self.expansion == 0 {
-            builder.try_build()
-        } else {
-            builder.max_memory(max_memory).try_build()
+        if self.expansion != 0 {
+            builder = builder.max_memory(max_memory);
         }
+        Filter::build(builder, self.encoding)
     }
 
     /// An upper bound on the bytes of the first table, known before it is allocated: about 2.2
@@ -160,7 +158,7 @@ impl Settings {
     /// The settings a filter loaded from a snapshot is reported with: its capacity, its seed,
     /// its encoding, and `EXPANSION` 1 when it can grow (a snapshot keeps the filter, not its
     /// options).
-    pub fn of_loaded(filter: &CuckooFilter) -> Self {
+    pub fn of_loaded(filter: &Filter) -> Self {
         let mut settings = Self::with_capacity(filter.capacity() as u64);
         settings.seed = Some(filter.hasher().seed());
         settings.encoding = filter.encoding();

@@ -20,6 +20,8 @@ use std::sync::{Arc, Mutex};
 
 use lockfree_cuckoo::{ChunkError, ChunkedSnapshot, CuckooFilter, LoadError};
 
+use crate::filter::Filter;
+
 use crate::budget::Budget;
 use crate::reply::Reply;
 
@@ -82,7 +84,7 @@ pub enum Loaded {
     /// More chunks are needed.
     Partial,
     /// The chunks make this filter.
-    Whole(CuckooFilter),
+    Whole(Filter),
 }
 
 /// RedisBloom's reply to a chunk it cannot take, whatever the reason: its own tests and clients
@@ -131,7 +133,7 @@ impl Transfers {
     pub fn dump_chunk(
         &self,
         key: &[u8],
-        filter: &CuckooFilter,
+        filter: &Filter,
         cursor: u64,
         chunk_bytes: usize,
     ) -> Result<Reply, Reply> {
@@ -146,10 +148,11 @@ impl Transfers {
             }
         };
         let mut out = Vec::new();
-        let written = snapshot.write_next(filter, chunk_bytes, &mut out).map_err(|e| match e {
-            ChunkError::Changed => Reply::error(DUMP_CHANGED),
-            _ => Reply::error_owned(format!("ERR {e}")),
-        })?;
+        let written =
+            filter.write_next_chunk(&mut snapshot, chunk_bytes, &mut out).map_err(|e| match e {
+                ChunkError::Changed => Reply::error(DUMP_CHANGED),
+                _ => Reply::error_owned(format!("ERR {e}")),
+            })?;
         if written == 0 {
             return Ok(Reply::Array(vec![Reply::Int(0), Reply::Null]));
         }
@@ -202,7 +205,7 @@ impl Transfers {
             return Err(Reply::error(INSUFFICIENT));
         }
         bytes.extend_from_slice(data);
-        match CuckooFilter::builder().huge_pages(self.huge_pages).load(&bytes) {
+        match Filter::load(CuckooFilter::builder().huge_pages(self.huge_pages), &bytes) {
             Ok(filter) => {
                 self.release(needed);
                 Ok(Loaded::Whole(filter))

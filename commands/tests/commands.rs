@@ -540,8 +540,10 @@ fn reserve_encoding_builds_semi_sorted_filters_and_info_says_so() {
     assert!(!resp2(&m, "CF.INFO p").contains("Encoding"));
     // A dump loads back as a semi-sorted filter.
     let dumped = m.keys.borrow()[&b"s"[..]].filter.to_bytes();
-    let loaded = lockfree_cuckoo::CuckooFilter::from_bytes(&dumped).unwrap();
+    let builder = lockfree_cuckoo::CuckooFilter::builder();
+    let loaded = lockfree_cuckoo_commands::Filter::load(builder, &dumped).unwrap();
     assert_eq!(Settings::of_loaded(&loaded).encoding, Encoding::SemiSorted);
+    assert!(lockfree_cuckoo::CuckooFilter::from_bytes(&dumped).is_err(), "loaded as plain");
 }
 
 /// Every command's docs name its key first and agree with its arity: the words its required

@@ -19,7 +19,7 @@ use std::sync::RwLock;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::ValueEnum;
-use lockfree_cuckoo::{CuckooFilter, Encoding};
+use lockfree_cuckoo::{CuckooFilter, DefaultHashBuilder, Layout, Plain, SemiSorted};
 
 use crate::floor::{CasFloor, Floor};
 use crate::keys::{key, PRESENT};
@@ -34,8 +34,6 @@ pub enum Peer {
     OursBatch,
     /// Ours with semi-sorted buckets (17-bit fingerprints in the same memory)
     OursSemiSorted,
-    /// Ours with semi-sorted buckets, its single calls through its SemiSortedRef
-    OursSemiSortedRef,
     /// The two-read floor (4 KiB pages)
     Floor,
     /// The two-read floor, batched
@@ -122,7 +120,6 @@ impl Peer {
             Self::Ours => "lockfree-cuckoo",
             Self::OursBatch => "lockfree-cuckoo batch",
             Self::OursSemiSorted => "lockfree-cuckoo semi-sorted",
-            Self::OursSemiSortedRef => "lockfree-cuckoo semi-sorted, by ref",
             Self::Floor => "two-read floor",
             Self::FloorBatch => "two-read floor batch",
             Self::CasFloor => "one-CAS floor",
@@ -157,16 +154,9 @@ impl Peer {
         self.to_possible_value().expect("no peer is skipped").get_name().to_owned()
     }
 
-    /// Every peer `keep` keeps, in the registry's order: a tool's subset. A peer that is another
-    /// peer's filter called another way (`OursSemiSortedRef`) is left to the tools that compare
-    /// the two calls (`tight`, `lookup_cost`), which list it themselves.
+    /// Every peer `keep` keeps, in the registry's order: a tool's subset.
     pub fn matching(keep: impl Fn(Peer) -> bool) -> Vec<Peer> {
-        let filter_of_its_own = |peer: Peer| peer != Self::OursSemiSortedRef;
-        Self::value_variants()
-            .iter()
-            .copied()
-            .filter(|&peer| filter_of_its_own(peer) && keep(peer))
-            .collect()
+        Self::value_variants().iter().copied().filter(|&peer| keep(peer)).collect()
     }
 
     /// A clap value parser that takes the command-line names of `peers` only: a tool's subset.
@@ -202,7 +192,7 @@ impl Peer {
     /// Whether the filter has batch calls of its own, whether or not a batched peer drives it
     /// through them ([`batch`](Self::batch)).
     pub fn has_batch_calls(self) -> bool {
-        self.batch().is_some() || matches!(self, Self::OursSemiSorted | Self::OursSemiSortedRef)
+        self.batch().is_some() || self == Self::OursSemiSorted
     }
 
     /// Whether this is a filter driven through its batch calls.
@@ -227,9 +217,6 @@ impl Peer {
         match self.base() {
             Self::Ours => visit.shared(self, || Ours::new(items)),
             Self::OursSemiSorted => visit.shared(self, || Ours::semi_sorted(items)),
-            Self::OursSemiSortedRef => {
-                visit.shared(self, || OursSemiSortedRef(Ours::semi_sorted(items)))
-            }
             Self::Floor => visit.shared(self, || Floor::new(words())),
             Self::CasFloor => visit.shared(self, || CasFloor::new(words())),
             Self::CfAhash => visit.lockable(self, || CfAhash::new(items)),
@@ -325,21 +312,22 @@ impl<T: Shared> Local for T {
 // ---------------------------------------------------------------------------------------------
 // lockfree-cuckoo
 
-/// Ours.
-pub struct Ours(pub CuckooFilter);
+/// Ours, with buckets of layout `L`.
+pub struct Ours<L: Layout = Plain>(pub CuckooFilter<DefaultHashBuilder, L>);
 
 impl Ours {
     pub fn new(capacity: usize) -> Self {
         Self(CuckooFilter::with_capacity(capacity))
     }
+}
 
-    /// With semi-sorted buckets.
+impl Ours<SemiSorted> {
     pub fn semi_sorted(capacity: usize) -> Self {
-        Self(CuckooFilter::builder().capacity(capacity).encoding(Encoding::SemiSorted).build())
+        Self(CuckooFilter::builder().capacity(capacity).layout::<SemiSorted>().build())
     }
 }
 
-impl Filter for Ours {
+impl<L: Layout> Filter for Ours<L> {
     #[inline]
     fn contains(&self, key: u64) -> bool {
         self.0.contains(&key)
@@ -359,7 +347,7 @@ impl Filter for Ours {
     }
 }
 
-impl Shared for Ours {
+impl<L: Layout> Shared for Ours<L> {
     #[inline]
     fn insert(&self, key: u64) -> bool {
         self.0.insert(&key).is_ok()
@@ -371,53 +359,6 @@ impl Shared for Ours {
     #[inline]
     fn insert_batch(&self, keys: &[u64]) -> usize {
         self.0.insert_batch(keys)
-    }
-}
-
-/// Ours with semi-sorted buckets, its single calls through
-/// [`SemiSortedRef`](lockfree_cuckoo::SemiSortedRef), taken for each call (a test of the
-/// encoding, then the inlined semi-sorted path), as a loop that cannot hold the handle would.
-pub struct OursSemiSortedRef(pub Ours);
-
-impl OursSemiSortedRef {
-    #[inline]
-    fn semi(&self) -> lockfree_cuckoo::SemiSortedRef<'_> {
-        self.0 .0.as_semi_sorted().expect("built with semi-sorted buckets")
-    }
-}
-
-impl Filter for OursSemiSortedRef {
-    #[inline]
-    fn contains(&self, key: u64) -> bool {
-        self.semi().contains(&key)
-    }
-    #[inline]
-    fn contains_batch(&self, keys: &[u64], out: &mut [bool]) {
-        self.0.contains_batch(keys, out);
-    }
-    fn bytes(&self) -> usize {
-        self.0.bytes()
-    }
-    fn table_bytes(&self) -> usize {
-        self.0.table_bytes()
-    }
-    fn slots(&self) -> u64 {
-        self.0.slots()
-    }
-}
-
-impl Shared for OursSemiSortedRef {
-    #[inline]
-    fn insert(&self, key: u64) -> bool {
-        self.semi().insert(&key).is_ok()
-    }
-    #[inline]
-    fn remove(&self, key: u64) -> bool {
-        self.semi().remove(&key)
-    }
-    #[inline]
-    fn insert_batch(&self, keys: &[u64]) -> usize {
-        Shared::insert_batch(&self.0, keys)
     }
 }
 

@@ -5,18 +5,34 @@
 use std::collections::HashMap;
 
 use arbitrary::Arbitrary;
-use lockfree_cuckoo::{CuckooFilter, InsertError};
+use lockfree_cuckoo::{
+    encoding_of_snapshot, CuckooFilter, Encoding, InsertError, Layout, Plain, SemiSorted,
+};
 
 /// Loading arbitrary bytes yields a filter or a `LoadError`, never a panic, through both entry
-/// points; a filter that loads saves back to the same bytes.
+/// points and in both layouts; at most one layout loads them, the one `encoding_of_snapshot`
+/// names; a filter that loads saves back to the same bytes.
 pub fn load(data: &[u8]) {
-    let loaded = CuckooFilter::from_bytes(data);
-    let streamed = CuckooFilter::read_from(data);
-    assert_eq!(loaded.is_ok(), streamed.is_ok(), "from_bytes and read_from disagree");
-    if let Ok(filter) = loaded {
+    let plain = load_as::<Plain>(data);
+    let semi_sorted = load_as::<SemiSorted>(data);
+    assert!(!(plain && semi_sorted), "both layouts loaded one snapshot");
+    if plain || semi_sorted {
+        let named = encoding_of_snapshot(data).expect("a loaded snapshot names its layout");
+        assert_eq!(named == Encoding::Plain, plain);
+    }
+}
+
+/// [`load`] in layout `L`: whether the bytes loaded.
+fn load_as<L: Layout>(data: &[u8]) -> bool {
+    let builder = || CuckooFilter::builder().layout::<L>();
+    let loaded = builder().load(data);
+    let streamed = builder().read_from(data);
+    assert_eq!(loaded.is_ok(), streamed.is_ok(), "load and read_from disagree");
+    if let Ok(filter) = &loaded {
         assert_eq!(filter.to_bytes(), data, "a loaded filter saves back differently");
         assert_eq!(filter.len(), streamed.unwrap().len());
     }
+    loaded.is_ok()
 }
 
 /// One step of a single-threaded session. Keys are small so that sequences revisit them.

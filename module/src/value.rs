@@ -14,7 +14,7 @@ use std::ptr::null_mut;
 use std::sync::Mutex;
 
 use lockfree_cuckoo::{CuckooFilter, Encoding};
-use lockfree_cuckoo_commands::{Entry, Settings, CHUNK_BYTES};
+use lockfree_cuckoo_commands::{Entry, Filter, Settings, CHUNK_BYTES};
 use valkey_module::digest::Digest;
 use valkey_module::native_types::ValkeyType;
 use valkey_module::raw;
@@ -157,7 +157,7 @@ fn load(rdb: *mut raw::RedisModuleIO) -> Option<Entry> {
         snapshot.extend_from_slice(chunk);
     }
     // Every table on the engine's allocator, as for a new filter.
-    let filter = CuckooFilter::builder().huge_pages(false).load(&snapshot).ok()?;
+    let filter = Filter::load(CuckooFilter::builder().huge_pages(false), &snapshot).ok()?;
     settings.seed = Some(filter.hasher().seed());
     settings.encoding = filter.encoding();
     Some(Entry::with_filter(filter, settings, deletes))

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use crc::{Crc, Digest, CRC_64_XZ};
 use lockfree_cuckoo::{CuckooFilter, LoadError};
 
-use lockfree_cuckoo_commands::{Entry, KeyError, Settings};
+use lockfree_cuckoo_commands::{Entry, Filter, KeyError, Settings};
 
 use crate::store::{Growth, Store};
 
@@ -259,7 +259,8 @@ pub fn load(store: &Store, path: &Path) -> Result<usize, PersistError> {
         let deletes = read_u64(&mut input)?;
         let snapshot_len = read_u64(&mut input)?;
         let mut snapshot = (&mut input).take(snapshot_len);
-        let filter = CuckooFilter::read_from(&mut snapshot).map_err(|source| match source {
+        let filter = Filter::read_from(CuckooFilter::builder(), &mut snapshot);
+        let filter = filter.map_err(|source| match source {
             LoadError::Io(e) if e.kind() == io::ErrorKind::UnexpectedEof => PersistError::Truncated,
             source => PersistError::Filter { name: String::from_utf8_lossy(&name).into(), source },
         })?;
@@ -442,7 +443,8 @@ mod tests {
         assert_eq!(growth, Some(Growth::UpTo(1 << 24)));
         // A filter that no byte ceiling bounds, which only a damaged or forged file can hold.
         let unbounded = CuckooFilter::builder().capacity(100).growable().build();
-        store.put(b"u", Entry::with_filter(unbounded, grows, 0), Growth::UpTo(1 << 24)).unwrap();
+        let entry = Entry::with_filter(unbounded.into(), grows, 0);
+        store.put(b"u", entry, Growth::UpTo(1 << 24)).unwrap();
         save(&store, &path).unwrap();
         let error = load(&Store::new(1 << 30, 1024), &path).unwrap_err();
         assert!(matches!(&error, PersistError::Unbounded { name } if name == "u"), "{error}");

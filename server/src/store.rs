@@ -40,9 +40,9 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use lockfree_cuckoo::{CuckooFilter, InsertError};
+use lockfree_cuckoo::InsertError;
 use lockfree_cuckoo_commands::{
-    growth_bound, Budget, Defaults, Entry, KeyError, Keyspace, Settings, Transfers,
+    growth_bound, Budget, Defaults, Entry, Filter, KeyError, Keyspace, Settings, Transfers,
 };
 
 /// The longest filter name, in bytes: past any name a client means (Redis Cluster's are a few
@@ -64,7 +64,7 @@ pub enum Growth {
 impl Growth {
     /// The growth of `filter`; `None` for a growable filter without a byte ceiling, which the
     /// store does not hold.
-    pub fn of_filter(filter: &CuckooFilter) -> Option<Self> {
+    pub fn of_filter(filter: &Filter) -> Option<Self> {
         if !filter.is_growable() {
             return Some(Self::Fixed);
         }
@@ -361,6 +361,8 @@ impl Keyspace for Store {
 
 #[cfg(test)]
 mod tests {
+    use lockfree_cuckoo::CuckooFilter;
+
     use super::*;
 
     const SMALL: Settings = Settings::with_capacity(1000);
@@ -545,12 +547,12 @@ mod tests {
     fn a_growable_filter_without_a_byte_ceiling_is_refused() {
         let store = Store::new(1 << 30, 1024);
         let unbounded = CuckooFilter::builder().capacity(100).growable().build();
-        let entry = Entry::with_filter(unbounded, SMALL, 0);
+        let entry = Entry::with_filter(unbounded.into(), SMALL, 0);
         assert_eq!(store.adopt(b"u", entry), Err(KeyError::OutOfMemory));
-        let bounded = CuckooFilter::builder().capacity(100).max_memory(1 << 20).build();
+        let bounded = CuckooFilter::builder().capacity(100).max_memory(1 << 20).build().into();
         assert_eq!(Growth::of_filter(&bounded), Some(Growth::UpTo(1 << 20)));
         store.adopt(b"b", Entry::with_filter(bounded, SMALL, 0)).unwrap();
-        let fixed = CuckooFilter::with_capacity(100);
+        let fixed = CuckooFilter::with_capacity(100).into();
         assert_eq!(Growth::of_filter(&fixed), Some(Growth::Fixed));
         assert_eq!(store.used_memory(), sizes(&store));
     }

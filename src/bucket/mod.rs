@@ -73,9 +73,11 @@ pub(super) const fn flagged_lanes(flags: u64) -> u32 {
     ((flags >> (LANE_BITS - 1)).wrapping_mul(LOW_BITS) >> (3 * LANE_BITS)) as u32
 }
 
-/// How a bucket's fingerprints are laid out in its word, chosen when a filter is built
-/// ([`Builder::encoding`](crate::Builder::encoding)) and kept for its life, its snapshots
-/// included.
+/// How a bucket's fingerprints are laid out in its word, as a value: a filter's
+/// [`Layout`] type's ([`CuckooFilter::encoding`](crate::CuckooFilter::encoding)), what its
+/// snapshots record ([`encoding_of_snapshot`](crate::encoding_of_snapshot)), and what a
+/// front-end that chooses the
+/// layout at run time stores.
 ///
 /// Both hold four fingerprints in a 64-bit bucket, so a filter takes the same memory for the same
 /// capacity in either; they differ in fingerprint width, and so in the false-positive rate, and
@@ -84,9 +86,9 @@ pub(super) const fn flagged_lanes(flags: u64) -> u32 {
 /// # Examples
 ///
 /// ```
-/// use lockfree_cuckoo::{CuckooFilter, Encoding};
+/// use lockfree_cuckoo::{CuckooFilter, Encoding, SemiSorted};
 ///
-/// let filter = CuckooFilter::builder().capacity(1_000).encoding(Encoding::SemiSorted).build();
+/// let filter = CuckooFilter::builder().capacity(1_000).layout::<SemiSorted>().build();
 /// filter.insert("a")?;
 /// assert!(filter.contains("a"));
 /// assert_eq!(filter.encoding(), Encoding::SemiSorted);
@@ -143,15 +145,40 @@ impl fmt::Display for Encoding {
     }
 }
 
+/// How a filter's buckets hold their fingerprints, as a type: [`Plain`](plain::Plain) (the
+/// default) or [`SemiSorted`](semi_sorted::SemiSorted), chosen with
+/// [`Builder::layout`](crate::Builder::layout). A filter's operations are compiled for its
+/// layout alone, and filters of different layouts are different types (merging them does not
+/// compile). Sealed: the crate's two layouts are the only ones.
+///
+/// # Examples
+///
+/// ```
+/// use lockfree_cuckoo::{CuckooFilter, Layout, SemiSorted};
+///
+/// fn fill<L: Layout>(filter: &CuckooFilter<lockfree_cuckoo::DefaultHashBuilder, L>) {
+///     for key in 0..100u32 {
+///         filter.insert(&key).unwrap();
+///     }
+/// }
+/// let plain = CuckooFilter::with_capacity(1_000);
+/// let semi = CuckooFilter::builder().capacity(1_000).layout::<SemiSorted>().build();
+/// fill(&plain);
+/// fill(&semi);
+/// assert_eq!((plain.len(), semi.len()), (100, 100));
+/// ```
+pub trait Layout: BucketEncoding {}
+
+impl Layout for plain::Plain {}
+impl Layout for semi_sorted::SemiSorted {}
+
 /// An encoding of bucket words, as a type: the table and everything above it are generic over
 /// it, so each encoding's operations compile to straight-line code with no test of which one
-/// is in use.
+/// is in use. `pub` in a private module, so that [`Layout`] is sealed.
 ///
 /// Every function is pure. Words handed to them are table words (or a snapshot's words that
 /// passed [`check`](Self::check)), or [`UNUSED_WORD`].
-pub(crate) trait BucketEncoding:
-    Copy + Default + Send + Sync + fmt::Debug + 'static
-{
+pub trait BucketEncoding: Copy + Default + Send + Sync + fmt::Debug + 'static {
     /// The value users see.
     const ENCODING: Encoding;
 

@@ -8,9 +8,19 @@ use super::{unmasked_zero_lane_flags, LOW_BITS, UNUSED_WORD};
 use crate::error::LoadError;
 use crate::fingerprint::Fingerprint;
 
-/// The plain encoding ([`Encoding::Plain`]).
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Plain;
+/// Plain buckets, the default [`Layout`](crate::Layout): four 16-bit fingerprints in each
+/// 64-bit bucket ([`Encoding::Plain`]).
+///
+/// # Examples
+///
+/// ```
+/// use lockfree_cuckoo::{CuckooFilter, Encoding, Plain};
+///
+/// let filter: CuckooFilter = CuckooFilter::builder().layout::<Plain>().build();
+/// assert_eq!(filter.encoding(), Encoding::Plain);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Plain;
 
 impl BucketEncoding for Plain {
     const ENCODING: Encoding = Encoding::Plain;

@@ -33,9 +33,25 @@ use super::{
 use crate::error::LoadError;
 use crate::fingerprint::Fingerprint;
 
-/// The semi-sorted encoding ([`Encoding::SemiSorted`]).
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct SemiSorted;
+/// Semi-sorted buckets, a [`Layout`](crate::Layout): four 17-bit fingerprints in each 64-bit
+/// bucket, their low four bits sorted and coded together (Fan et al., CoNEXT 2014, section 5.2;
+/// [`Encoding::SemiSorted`]). Half the plain false-positive rate in the same memory; lookups of
+/// absent items cost about as much as plain ones, and every write decodes and re-encodes its
+/// bucket (`BENCHMARKS.md`, "Semi-sorted buckets").
+///
+/// # Examples
+///
+/// ```
+/// use lockfree_cuckoo::{CuckooFilter, Encoding, SemiSorted};
+///
+/// let filter = CuckooFilter::builder().capacity(1_000).layout::<SemiSorted>().build();
+/// filter.insert("key")?;
+/// assert!(filter.contains("key"));
+/// assert_eq!(filter.encoding(), Encoding::SemiSorted);
+/// # Ok::<(), lockfree_cuckoo::InsertError>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct SemiSorted;
 
 /// Multisets of four nibbles: C(16 + 4 - 1, 4).
 const CODES: usize = 3_876;
@@ -174,7 +190,7 @@ fn exact_matches(word: u64, fingerprint: Fingerprint) -> u64 {
 /// [`candidates`] computed them (a lookup passes them on rather than computing them again).
 /// Both words at once, as a [`WordPair`]: on x86_64 the vector unit's work, beside the integer
 /// work of the lookups around it.
-/// Inline: in a loop of lookups (a batch, or single calls through `SemiSortedRef`) its constants
+/// Inline: in a loop of lookups (a batch, or single calls in the caller's loop) its constants
 /// and the table's address stay in registers across keys instead of being set up by each call.
 /// (Decoding only the word with candidates, chosen without a branch, does not pay: its choice
 /// waits for both words' high parts before the decoding starts.)

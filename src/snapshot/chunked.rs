@@ -6,8 +6,7 @@ use core::hash::BuildHasher;
 use core::ops::Range;
 
 use super::format::{self, Checksum, CHECKSUM_LEN, WORD_LEN};
-use crate::bucket::BucketEncoding;
-use crate::encoded::with_levels;
+use crate::bucket::{BucketEncoding, Layout};
 use crate::error::ChunkError;
 use crate::filter::CuckooFilter;
 use crate::levels::Levels;
@@ -73,7 +72,7 @@ impl fmt::Debug for ChunkedSnapshot {
     }
 }
 
-impl<S: BuildHasher + 'static> CuckooFilter<S> {
+impl<S: BuildHasher + 'static, E: Layout> CuckooFilter<S, E> {
     /// Starts a snapshot to write a chunk at a time; see [`ChunkedSnapshot`] for what it
     /// promises on a filter written meanwhile.
     ///
@@ -88,18 +87,16 @@ impl<S: BuildHasher + 'static> CuckooFilter<S> {
     /// assert_eq!(snapshot.offset(), 0);
     /// ```
     pub fn chunked_snapshot(&self) -> ChunkedSnapshot {
-        with_levels!(self.levels(), levels => {
-            let shape = Shape::of(levels);
-            let prefix = shape.prefix(levels, self.hasher());
-            ChunkedSnapshot {
-                prefix,
-                buckets: shape.buckets,
-                items: shape.items,
-                retained: shape.retained,
-                offset: 0,
-                crc: format::checksum(),
-            }
-        })
+        let shape = Shape::of(self.levels());
+        let prefix = shape.prefix(self.levels(), self.hasher());
+        ChunkedSnapshot {
+            prefix,
+            buckets: shape.buckets,
+            items: shape.items,
+            retained: shape.retained,
+            offset: 0,
+            crc: format::checksum(),
+        }
     }
 }
 
@@ -138,9 +135,9 @@ impl ChunkedSnapshot {
     /// assert_eq!(ended, Err(ChunkError::Changed));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn write_next<S: BuildHasher + 'static>(
+    pub fn write_next<S: BuildHasher + 'static, E: Layout>(
         &mut self,
-        filter: &CuckooFilter<S>,
+        filter: &CuckooFilter<S, E>,
         max_bytes: usize,
         out: &mut Vec<u8>,
     ) -> Result<usize, ChunkError> {
@@ -152,7 +149,7 @@ impl ChunkedSnapshot {
         // Room for the whole words around the chunk's first and last bytes too.
         let room = want + 2 * WORD_LEN;
         out.try_reserve(room).map_err(|_| ChunkError::AllocationFailed { bytes: room })?;
-        with_levels!(filter.levels(), levels => self.write_levels(levels, filter.hasher(), want, out))
+        self.write_levels(filter.levels(), filter.hasher(), want, out)
     }
 
     /// [`write_next`](Self::write_next) in the filter's encoding; it checks before it writes.

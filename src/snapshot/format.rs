@@ -9,8 +9,9 @@ use std::io::{self, Read, Write};
 
 use crc::{Crc, Digest, Table, CRC_64_XZ};
 
+use crate::bucket::plain::Plain;
+use crate::bucket::semi_sorted::SemiSorted;
 use crate::bucket::{BucketEncoding, Encoding, LANES};
-use crate::encoded::{self, ForEncoding};
 use crate::error::LoadError;
 use crate::hasher::adopt_snapshot_key;
 use crate::levels::{Ceiling, MAX_LEVELS};
@@ -222,6 +223,28 @@ pub(super) fn checksum() -> Checksum {
 
 // FORMAT.md "Reading".
 
+/// Bytes of a snapshot's start that say its encoding: the magic, the version and the layout.
+pub(super) const ENCODING_PREFIX_LEN: usize = AT_FLAGS;
+
+/// The encoding of the snapshot that starts with `prefix`, after steps 1 and the layout check
+/// of step 6 on those bytes alone: a load of the whole snapshot may still refuse it.
+pub(super) fn encoding_of_prefix(prefix: &[u8]) -> Result<Encoding, LoadError> {
+    let magic_part = prefix.len().min(MAGIC.len());
+    if prefix[..magic_part] != MAGIC[..magic_part] {
+        return Err(LoadError::BadMagic { found: prefix[..magic_part].to_vec() });
+    }
+    if prefix.len() < ENCODING_PREFIX_LEN {
+        let found = prefix.len() as u64;
+        return Err(LoadError::Truncated { expected: ENCODING_PREFIX_LEN as u64, found });
+    }
+    let version = u16::from_le_bytes([prefix[AT_VERSION], prefix[AT_VERSION + 1]]);
+    if version != VERSION {
+        return Err(LoadError::UnsupportedVersion { found: version, supported: VERSION });
+    }
+    let (bits, lanes) = (prefix[AT_FINGERPRINT_BITS], prefix[AT_LANES]);
+    encoding_of(bits, lanes).ok_or(LoadError::UnsupportedLayout { fingerprint_bits: bits, lanes })
+}
+
 /// A snapshot that passed every check.
 pub(super) struct Decoded {
     /// The encoding of its words.
@@ -314,7 +337,10 @@ pub(super) fn decode<S: BuildHasher + 'static>(
     // 6. Header fields, 7. bucket words, 8. probes.
     let encoding = check_header(&header, &levels, retained)?;
     let items = read_u64(&header, AT_ITEMS);
-    encoded::run(encoding, CheckWords { levels: &levels, items })?;
+    match encoding {
+        Encoding::Plain => check_words::<Plain>(&levels, items)?,
+        Encoding::SemiSorted => check_words::<SemiSorted>(&levels, items)?,
+    }
     let seed = (flags & FLAG_SEED != 0).then(|| read_u64(&header, AT_SEED));
     adopt_snapshot_key(hasher, seed);
     check_probes(&header, hasher)?;
@@ -417,7 +443,7 @@ fn read_words(
 
 /// Step 6: the header fields the checksum cannot vouch for. It proves the bytes are as written,
 /// not that the writer was this crate. Returns the encoding of the words; the item count is
-/// checked against them with step 7 ([`CheckWords`]), which needs it.
+/// checked against them with step 7 ([`check_words`]), which needs it.
 fn check_header(
     header: &[u8; HEADER_LEN],
     levels: &[Vec<u64>],
@@ -474,26 +500,17 @@ fn check_header(
 /// fingerprints the words hold, and every word is one a table of the encoding can hold
 /// ([`BucketEncoding::check`]): this crate never writes another, and the table relies on no
 /// bucket word being `bucket::UNUSED_WORD`.
-struct CheckWords<'a> {
-    levels: &'a [Vec<u64>],
-    items: u64,
-}
-
-impl ForEncoding for CheckWords<'_> {
-    type Output = Result<(), LoadError>;
-
-    fn run<E: BucketEncoding>(self) -> Self::Output {
-        let words = || self.levels.iter().flatten();
-        let occupied: u64 = words().map(|&word| E::occupied(word) as u64).sum();
-        if self.items != occupied {
-            return Err(LoadError::InconsistentHeader {
-                field: "item count",
-                expected: format!("{occupied}, the number of occupied lanes"),
-                found: self.items,
-            });
-        }
-        words().enumerate().try_for_each(|(bucket, &word)| E::check(word, bucket as u64))
+fn check_words<E: BucketEncoding>(levels: &[Vec<u64>], items: u64) -> Result<(), LoadError> {
+    let words = || levels.iter().flatten();
+    let occupied: u64 = words().map(|&word| E::occupied(word) as u64).sum();
+    if items != occupied {
+        return Err(LoadError::InconsistentHeader {
+            field: "item count",
+            expected: format!("{occupied}, the number of occupied lanes"),
+            found: items,
+        });
     }
+    words().enumerate().try_for_each(|(bucket, &word)| E::check(word, bucket as u64))
 }
 
 fn reserve(words: &mut Vec<u64>, additional: usize) -> Result<(), LoadError> {

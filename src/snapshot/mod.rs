@@ -25,14 +25,41 @@ mod serde_bytes;
 use core::hash::BuildHasher;
 use std::io::{self, Read, Write};
 
-use crate::bucket::{BucketEncoding, Encoding};
+use crate::bucket::{BucketEncoding, Encoding, Layout};
 use crate::builder::Builder;
-use crate::encoded::{self, with_levels, EncodedLevels, ForEncoding, IntoEncoded};
 use crate::error::LoadError;
 use crate::filter::CuckooFilter;
 use crate::hasher::DefaultHashBuilder;
 use crate::levels::Levels;
 use crate::table::{Table, DEFAULT_LOOKUP_RETRIES};
+
+/// Bytes of a snapshot's start that [`encoding_of_snapshot`] reads: 12.
+pub const ENCODING_PREFIX_LEN: usize = format::ENCODING_PREFIX_LEN;
+
+/// The encoding of the snapshot (`FORMAT.md`) that starts with `prefix`, its first
+/// [`ENCODING_PREFIX_LEN`] bytes or more: for a front-end that stores filters of either
+/// [`Layout`], to choose the one to load it with ([`Builder::layout`]).
+///
+/// # Errors
+///
+/// The [`LoadError`] a load gives for those bytes: [`BadMagic`](LoadError::BadMagic),
+/// [`Truncated`](LoadError::Truncated) (a shorter prefix),
+/// [`UnsupportedVersion`](LoadError::UnsupportedVersion) or
+/// [`UnsupportedLayout`](LoadError::UnsupportedLayout). A load may still refuse the rest.
+///
+/// # Examples
+///
+/// ```
+/// use lockfree_cuckoo::{encoding_of_snapshot, CuckooFilter, Encoding, SemiSorted};
+///
+/// let semi = CuckooFilter::builder().layout::<SemiSorted>().build();
+/// assert_eq!(encoding_of_snapshot(&semi.to_bytes())?, Encoding::SemiSorted);
+/// assert!(encoding_of_snapshot(b"not a snapshot").is_err());
+/// # Ok::<(), lockfree_cuckoo::LoadError>(())
+/// ```
+pub fn encoding_of_snapshot(prefix: &[u8]) -> Result<Encoding, LoadError> {
+    format::encoding_of_prefix(prefix)
+}
 
 /// What [`CuckooFilter::write_to`] wrote.
 ///
@@ -66,7 +93,7 @@ pub struct SnapshotInfo {
     pub captured_by_writers: u64,
 }
 
-impl<S: BuildHasher + 'static> CuckooFilter<S> {
+impl<S: BuildHasher + 'static, E: Layout> CuckooFilter<S, E> {
     /// Writes a snapshot of the filter to `w`, in the format of `FORMAT.md`.
     ///
     /// Safe on a live filter: other threads may insert, remove and relocate meanwhile.
@@ -115,7 +142,7 @@ impl<S: BuildHasher + 'static> CuckooFilter<S> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn write_to(&self, w: impl Write) -> io::Result<SnapshotInfo> {
-        with_levels!(self.levels(), levels => write_levels(levels, w, self.hasher()))
+        write_levels(self.levels(), w, self.hasher())
     }
 
     /// A snapshot of the filter as bytes: [`write_to`](Self::write_to) into a `Vec`, with the
@@ -148,7 +175,11 @@ impl<S: BuildHasher + 'static> CuckooFilter<S> {
             Err(err) => panic!("cannot snapshot the cuckoo filter: {err}"),
         }
     }
+}
 
+// The loads that name no layout load plain filters (see `filter.rs`); `Builder::layout` loads
+// the others.
+impl<S: BuildHasher + 'static> CuckooFilter<S> {
     /// Loads a snapshot written by [`write_to`](Self::write_to) or
     /// [`to_bytes`](Self::to_bytes), with `hasher` as the filter's hasher.
     ///
@@ -172,8 +203,10 @@ impl<S: BuildHasher + 'static> CuckooFilter<S> {
     /// ([`ChecksumMismatch`](LoadError::ChecksumMismatch)), header fields that contradict each
     /// other ([`InconsistentHeader`](LoadError::InconsistentHeader)), a bucket word with a lane no
     /// fingerprint takes ([`ReservedFingerprint`](LoadError::ReservedFingerprint)), a different hasher
-    /// ([`HasherMismatch`](LoadError::HasherMismatch)), a table too large to allocate, or an
-    /// error from `r` ([`Io`](LoadError::Io)).
+    /// ([`HasherMismatch`](LoadError::HasherMismatch)), a snapshot of a semi-sorted filter
+    /// ([`EncodingMismatch`](LoadError::EncodingMismatch): load it with
+    /// [`Builder::layout`]), a table too large to allocate, or an error from `r`
+    /// ([`Io`](LoadError::Io)).
     ///
     /// # Examples
     ///
@@ -195,7 +228,7 @@ impl<S: BuildHasher + 'static> CuckooFilter<S> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn read_from_with_hasher(r: impl Read, hasher: S) -> Result<Self, LoadError> {
-        load(r, None, hasher, true, None)
+        load(r, None, hasher, true)
     }
 
     /// Loads a snapshot from `bytes`, which must hold exactly one snapshot, with `hasher` as the
@@ -225,7 +258,7 @@ impl<S: BuildHasher + 'static> CuckooFilter<S> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn from_bytes_with_hasher(bytes: &[u8], hasher: S) -> Result<Self, LoadError> {
-        load(bytes, Some(bytes.len()), hasher, true, None)
+        load(bytes, Some(bytes.len()), hasher, true)
     }
 }
 
@@ -288,15 +321,17 @@ impl CuckooFilter<DefaultHashBuilder> {
     }
 }
 
-impl<S: BuildHasher + 'static> Builder<S> {
-    /// Loads a snapshot from `bytes` with this builder's hasher and
+impl<S: BuildHasher + 'static, E: Layout> Builder<S, E> {
+    /// Loads a snapshot from `bytes` with this builder's hasher, [`layout`](Self::layout) and
     /// [`huge_pages`](Self::huge_pages) setting; the size, levels and ceilings are the
-    /// snapshot's (the builder's capacity and ceilings are not used). For processes whose
-    /// allocator must see every table, as an engine module's must.
+    /// snapshot's (the builder's capacity and ceilings are not used). For filters of either
+    /// layout, and for processes whose allocator must see every table, as an engine module's
+    /// must.
     ///
     /// # Errors
     ///
-    /// As [`CuckooFilter::from_bytes_with_hasher`].
+    /// As [`CuckooFilter::from_bytes_with_hasher`]; a snapshot of the other layout is refused
+    /// with [`LoadError::EncodingMismatch`].
     ///
     /// # Examples
     ///
@@ -310,9 +345,34 @@ impl<S: BuildHasher + 'static> Builder<S> {
     /// assert_eq!(loaded.capacity(), filter.capacity());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn load(self, bytes: &[u8]) -> Result<CuckooFilter<S>, LoadError> {
-        let (hasher, huge_pages, encoding) = self.into_load_settings();
-        load(bytes, Some(bytes.len()), hasher, huge_pages, encoding)
+    pub fn load(self, bytes: &[u8]) -> Result<CuckooFilter<S, E>, LoadError> {
+        let (hasher, huge_pages) = self.into_load_settings();
+        load(bytes, Some(bytes.len()), hasher, huge_pages)
+    }
+
+    /// [`load`](Self::load) from a stream: reads exactly one snapshot, as
+    /// [`CuckooFilter::read_from_with_hasher`] does.
+    ///
+    /// # Errors
+    ///
+    /// As [`CuckooFilter::read_from_with_hasher`]; a snapshot of the other layout is refused
+    /// with [`LoadError::EncodingMismatch`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::{CuckooFilter, SemiSorted};
+    ///
+    /// let filter = CuckooFilter::builder().capacity(1_000).layout::<SemiSorted>().build();
+    /// filter.insert("a")?;
+    /// let saved = filter.to_bytes();
+    /// let loaded = CuckooFilter::builder().layout::<SemiSorted>().read_from(saved.as_slice())?;
+    /// assert!(loaded.contains("a"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn read_from(self, r: impl Read) -> Result<CuckooFilter<S, E>, LoadError> {
+        let (hasher, huge_pages) = self.into_load_settings();
+        load(r, None, hasher, huge_pages)
     }
 }
 
@@ -336,43 +396,24 @@ fn write_levels<E: BucketEncoding, S: BuildHasher + 'static>(
 }
 
 /// Reads and checks one snapshot, then builds the filter; `len` is the exact input length when
-/// the caller knows it. With `expected` (a builder's [`encoding`](Builder::encoding)), a
-/// snapshot of another encoding is refused.
-fn load<S: BuildHasher + 'static>(
+/// the caller knows it. A snapshot of another layout than `E` is refused.
+fn load<S: BuildHasher + 'static, E: Layout>(
     r: impl Read,
     len: Option<usize>,
     hasher: S,
     huge_pages: bool,
-    expected: Option<Encoding>,
-) -> Result<CuckooFilter<S>, LoadError> {
+) -> Result<CuckooFilter<S, E>, LoadError> {
     let mut hasher = hasher;
-    let decoded = format::decode(r, len, &mut hasher)?;
-    if let Some(expected) = expected.filter(|&e| e != decoded.encoding) {
-        return Err(LoadError::EncodingMismatch { expected, found: decoded.encoding });
+    let format::Decoded { encoding, levels, growth, retained } =
+        format::decode(r, len, &mut hasher)?;
+    if encoding != E::ENCODING {
+        return Err(LoadError::EncodingMismatch { expected: E::ENCODING, found: encoding });
     }
-    let levels = encoded::run(decoded.encoding, LoadedLevels { decoded, huge_pages });
+    let mut tables = levels.into_iter().map(|words| {
+        let items = words.iter().map(|&word| E::occupied(word)).sum();
+        Table::<E>::from_words(words, DEFAULT_LOOKUP_RETRIES, huge_pages, items)
+    });
+    let first = tables.next().expect("a snapshot has at least one level");
+    let levels = Levels::with_newer(first, tables.collect(), growth, retained);
     Ok(CuckooFilter::from_parts(levels, hasher))
-}
-
-/// The levels of a decoded snapshot, as tables of its encoding.
-struct LoadedLevels {
-    decoded: format::Decoded,
-    huge_pages: bool,
-}
-
-impl ForEncoding for LoadedLevels {
-    type Output = EncodedLevels;
-
-    fn run<E: BucketEncoding>(self) -> EncodedLevels
-    where
-        Levels<E>: IntoEncoded,
-    {
-        let format::Decoded { levels, growth, retained, .. } = self.decoded;
-        let mut tables = levels.into_iter().map(|words| {
-            let items = words.iter().map(|&word| E::occupied(word)).sum();
-            Table::<E>::from_words(words, DEFAULT_LOOKUP_RETRIES, self.huge_pages, items)
-        });
-        let first = tables.next().expect("a snapshot has at least one level");
-        Levels::with_newer(first, tables.collect(), growth, retained).into_encoded()
-    }
 }

@@ -9,6 +9,8 @@ use core::marker::PhantomData;
 use serde::de::{self, Deserialize, Deserializer, SeqAccess, Visitor};
 use serde::ser::{Serialize, Serializer};
 
+use crate::bucket::Layout;
+use crate::builder::Builder;
 use crate::filter::CuckooFilter;
 
 /// Bytes a sequence may reserve up front: formats without a byte type (JSON) send a sequence
@@ -30,14 +32,14 @@ const MAX_RESERVED: usize = 1 << 20;
 /// assert!(back.contains("shipped"));
 /// ```
 #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
-impl<S: BuildHasher + 'static> Serialize for CuckooFilter<S> {
+impl<S: BuildHasher + 'static, E: Layout> Serialize for CuckooFilter<S, E> {
     fn serialize<Z: Serializer>(&self, serializer: Z) -> Result<Z::Ok, Z::Error> {
         serializer.serialize_bytes(&self.to_bytes())
     }
 }
 
-/// Deserialises snapshot bytes with [`from_bytes_with_hasher`](CuckooFilter::from_bytes_with_hasher)
-/// and `S::default()` as the hasher.
+/// Deserialises snapshot bytes as [`from_bytes_with_hasher`](CuckooFilter::from_bytes_with_hasher)
+/// does, with `S::default()` as the hasher, into a filter of layout `E`.
 ///
 /// # Errors
 ///
@@ -53,23 +55,23 @@ impl<S: BuildHasher + 'static> Serialize for CuckooFilter<S> {
 /// assert!(err.to_string().contains("snapshot"), "{err}");
 /// ```
 #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
-impl<'de, S: BuildHasher + Default + 'static> Deserialize<'de> for CuckooFilter<S> {
+impl<'de, S: BuildHasher + Default + 'static, E: Layout> Deserialize<'de> for CuckooFilter<S, E> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer.deserialize_bytes(SnapshotBytes(PhantomData))
     }
 }
 
-struct SnapshotBytes<S>(PhantomData<S>);
+struct SnapshotBytes<S, E>(PhantomData<(S, E)>);
 
-impl<'de, S: BuildHasher + Default + 'static> Visitor<'de> for SnapshotBytes<S> {
-    type Value = CuckooFilter<S>;
+impl<'de, S: BuildHasher + Default + 'static, E: Layout> Visitor<'de> for SnapshotBytes<S, E> {
+    type Value = CuckooFilter<S, E>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("the bytes of a lockfree-cuckoo snapshot")
     }
 
-    fn visit_bytes<E: de::Error>(self, bytes: &[u8]) -> Result<Self::Value, E> {
-        CuckooFilter::from_bytes_with_hasher(bytes, S::default()).map_err(E::custom)
+    fn visit_bytes<Z: de::Error>(self, bytes: &[u8]) -> Result<Self::Value, Z> {
+        Builder::with_hasher(S::default()).layout::<E>().load(bytes).map_err(Z::custom)
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {

@@ -7,17 +7,21 @@
 use std::collections::HashMap;
 use std::hash::BuildHasher;
 
-use lockfree_cuckoo::{CuckooFilter, Encoding, InsertError};
+use lockfree_cuckoo::{CuckooFilter, DefaultHashBuilder, InsertError, Layout, Plain, SemiSorted};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-const ENCODINGS: [Encoding; 2] = [Encoding::Plain, Encoding::SemiSorted];
+type Filter<L> = CuckooFilter<DefaultHashBuilder, L>;
+
+/// `L`'s name, for the messages.
+fn name<L: Layout>() -> &'static str {
+    std::any::type_name::<L>().rsplit("::").next().unwrap_or("?")
+}
 
 /// A growable filter of 1,000 items under a fixed seed, filled with distinct integers until it
 /// has `levels` levels (at least 500 of them), and how many it accepted.
-fn grown(levels: usize, encoding: Encoding) -> (CuckooFilter, usize) {
-    let filter =
-        CuckooFilter::builder().capacity(1_000).seed(7).encoding(encoding).growable().build();
+fn grown<L: Layout>(levels: usize) -> (Filter<L>, usize) {
+    let filter = CuckooFilter::builder().capacity(1_000).seed(7).layout::<L>().growable().build();
     let mut accepted = 0;
     for filler in 0u64.. {
         if filter.stats().levels >= levels && filler >= 500 {
@@ -25,13 +29,13 @@ fn grown(levels: usize, encoding: Encoding) -> (CuckooFilter, usize) {
         }
         accepted += usize::from(filter.insert(&filler).is_ok());
     }
-    assert_eq!(filter.stats().levels, levels, "{encoding}: the fill overshot");
+    assert_eq!(filter.stats().levels, levels, "{}: the fill overshot", name::<L>());
     (filter, accepted)
 }
 
 /// The item of the `k` copies test: a string no filler matches in any level (no false
 /// positive), so that every count and answer is the item's own.
-fn fresh_item(filter: &CuckooFilter, k: usize) -> String {
+fn fresh_item<L: Layout>(filter: &Filter<L>, k: usize) -> String {
     (0..).map(|n| format!("dup {k} {n}")).find(|item| !filter.contains(item)).unwrap()
 }
 
@@ -42,30 +46,34 @@ fn fresh_item(filter: &CuckooFilter, k: usize) -> String {
 #[test]
 #[cfg_attr(miri, ignore = "thousands of items")]
 fn copies_past_eight_are_refused_and_removes_never_run_past_the_copies() {
-    for encoding in ENCODINGS {
-        for levels in 1..=3 {
-            let (filter, fillers) = grown(levels, encoding);
-            for k in 1..=24 {
-                let item = fresh_item(&filter, k);
-                let refused_before = filter.stats().refused_inserts;
-                let accepted = (0..k).filter(|_| filter.insert(&item).is_ok()).count();
-                let case = format!("{encoding}, {levels} levels, {k} copies");
-                assert_eq!(accepted, k.min(8), "{case}: accepted");
-                let refused = filter.stats().refused_inserts - refused_before;
-                assert_eq!(refused, (k - accepted) as u64, "{case}: refusals counted");
-                assert_eq!(filter.count(&item), accepted, "{case}: count");
-                assert_eq!(filter.len(), fillers + accepted, "{case}: len");
-                let answers: Vec<bool> = (0..k + 3).map(|_| filter.remove(&item)).collect();
-                let taken = answers.iter().take_while(|&&answer| answer).count();
-                assert_eq!(taken, accepted, "{case}: removes answering true: {answers:?}");
-                assert!(answers[taken..].iter().all(|&answer| !answer), "{case}: {answers:?}");
-                assert_eq!(filter.count(&item), 0, "{case}: count after the removes");
-                assert!(!filter.contains(&item), "{case}: present after the removes");
-                assert_eq!(filter.len(), fillers, "{case}: len after the removes");
-                let stats = filter.stats();
-                assert_eq!((stats.pending_removals, stats.retained_removals), (0, 0), "{case}");
-                assert!(!filter.is_empty(), "{case}");
-            }
+    copies_past_eight_are_refused_and_removes_never_run_past_the_copies_in::<Plain>();
+    copies_past_eight_are_refused_and_removes_never_run_past_the_copies_in::<SemiSorted>();
+}
+
+fn copies_past_eight_are_refused_and_removes_never_run_past_the_copies_in<L: Layout>() {
+    let encoding = name::<L>();
+    for levels in 1..=3 {
+        let (filter, fillers) = grown::<L>(levels);
+        for k in 1..=24 {
+            let item = fresh_item(&filter, k);
+            let refused_before = filter.stats().refused_inserts;
+            let accepted = (0..k).filter(|_| filter.insert(&item).is_ok()).count();
+            let case = format!("{encoding}, {levels} levels, {k} copies");
+            assert_eq!(accepted, k.min(8), "{case}: accepted");
+            let refused = filter.stats().refused_inserts - refused_before;
+            assert_eq!(refused, (k - accepted) as u64, "{case}: refusals counted");
+            assert_eq!(filter.count(&item), accepted, "{case}: count");
+            assert_eq!(filter.len(), fillers + accepted, "{case}: len");
+            let answers: Vec<bool> = (0..k + 3).map(|_| filter.remove(&item)).collect();
+            let taken = answers.iter().take_while(|&&answer| answer).count();
+            assert_eq!(taken, accepted, "{case}: removes answering true: {answers:?}");
+            assert!(answers[taken..].iter().all(|&answer| !answer), "{case}: {answers:?}");
+            assert_eq!(filter.count(&item), 0, "{case}: count after the removes");
+            assert!(!filter.contains(&item), "{case}: present after the removes");
+            assert_eq!(filter.len(), fillers, "{case}: len after the removes");
+            let stats = filter.stats();
+            assert_eq!((stats.pending_removals, stats.retained_removals), (0, 0), "{case}");
+            assert!(!filter.is_empty(), "{case}");
         }
     }
 }
@@ -76,27 +84,31 @@ fn copies_past_eight_are_refused_and_removes_never_run_past_the_copies() {
 #[test]
 #[cfg_attr(miri, ignore = "thousands of items")]
 fn a_refused_copy_goes_to_no_other_level() {
-    for encoding in ENCODINGS {
-        let (filter, _) = grown(3, encoding);
-        for item in 0..200u64 {
-            let item = ("crowd", item);
-            let copies = (0..12).filter(|_| filter.insert(&item).is_ok()).count();
-            assert!(copies <= 8, "{encoding}: {copies} copies accepted");
-            let hash = filter.hasher().hash_one(item);
-            let levels_holding = (0..3)
-                .filter(|&level| {
-                    let (first, second, fingerprint) = filter.slots_for_hash_in_level(level, hash);
-                    filter.fingerprint_count_in_level(level, first, fingerprint)
-                        + filter.fingerprint_count_in_level(level, second, fingerprint)
-                        > 0
-                })
-                .count();
-            // An item whose buckets other items' eight copies fill is refused all its copies.
-            // A filler colliding in another level would count too: as rare as a false
-            // positive, and the seed is fixed.
-            let expected = usize::from(copies > 0);
-            assert_eq!(levels_holding, expected, "{encoding}: item {item:?}: {copies} copies");
-        }
+    a_refused_copy_goes_to_no_other_level_in::<Plain>();
+    a_refused_copy_goes_to_no_other_level_in::<SemiSorted>();
+}
+
+fn a_refused_copy_goes_to_no_other_level_in<L: Layout>() {
+    let encoding = name::<L>();
+    let (filter, _) = grown::<L>(3);
+    for item in 0..200u64 {
+        let item = ("crowd", item);
+        let copies = (0..12).filter(|_| filter.insert(&item).is_ok()).count();
+        assert!(copies <= 8, "{encoding}: {copies} copies accepted");
+        let hash = filter.hasher().hash_one(item);
+        let levels_holding = (0..3)
+            .filter(|&level| {
+                let (first, second, fingerprint) = filter.slots_for_hash_in_level(level, hash);
+                filter.fingerprint_count_in_level(level, first, fingerprint)
+                    + filter.fingerprint_count_in_level(level, second, fingerprint)
+                    > 0
+            })
+            .count();
+        // An item whose buckets other items' eight copies fill is refused all its copies.
+        // A filler colliding in another level would count too: as rare as a false
+        // positive, and the seed is fixed.
+        let expected = usize::from(copies > 0);
+        assert_eq!(levels_holding, expected, "{encoding}: item {item:?}: {copies} copies");
     }
 }
 
@@ -130,7 +142,7 @@ fn op(rng: &mut StdRng, keys: usize) -> Op {
 
 /// `n` keys whose fingerprints differ from each other's (a fingerprint is the same in every
 /// level), so that no key ever matches another's copies and the model is exact.
-fn distinct_keys(filter: &CuckooFilter, n: usize, offset: u64) -> Vec<u64> {
+fn distinct_keys<L: Layout>(filter: &Filter<L>, n: usize, offset: u64) -> Vec<u64> {
     let mut fingerprints = std::collections::HashSet::new();
     (offset..)
         .map(|key| (key, filter.slots_for_hash(filter.hasher().hash_one(key)).2))
@@ -147,16 +159,20 @@ fn distinct_keys(filter: &CuckooFilter, n: usize, offset: u64) -> Vec<u64> {
 #[test]
 #[cfg_attr(miri, ignore = "too slow under Miri")]
 fn random_sessions_match_a_model_multiset_in_grown_filters() {
-    for encoding in ENCODINGS {
-        let mut reached = Reached::default();
-        for seed in 0..40 {
-            session(encoding, seed, &mut reached);
-        }
-        // The sessions went where the properties are at stake.
-        assert!(reached.levels >= 3, "{encoding}: {reached:?}");
-        assert!(reached.pending > 0 && reached.refused > 0, "{encoding}: {reached:?}");
-        assert!(reached.removes_false_after_copies > 0, "{encoding}: {reached:?}");
+    random_sessions_match_a_model_multiset_in_grown_filters_in::<Plain>();
+    random_sessions_match_a_model_multiset_in_grown_filters_in::<SemiSorted>();
+}
+
+fn random_sessions_match_a_model_multiset_in_grown_filters_in<L: Layout>() {
+    let encoding = name::<L>();
+    let mut reached = Reached::default();
+    for seed in 0..40 {
+        session::<L>(seed, &mut reached);
     }
+    // The sessions went where the properties are at stake.
+    assert!(reached.levels >= 3, "{encoding}: {reached:?}");
+    assert!(reached.pending > 0 && reached.refused > 0, "{encoding}: {reached:?}");
+    assert!(reached.removes_false_after_copies > 0, "{encoding}: {reached:?}");
 }
 
 /// The most levels, pending removals and refusals the sessions saw, and how many removes found
@@ -169,9 +185,10 @@ struct Reached {
     removes_false_after_copies: usize,
 }
 
-fn session(encoding: Encoding, seed: u64, reached: &mut Reached) {
+fn session<L: Layout>(seed: u64, reached: &mut Reached) {
+    let encoding = name::<L>();
     let mut rng = StdRng::seed_from_u64(seed);
-    let build = || CuckooFilter::builder().capacity(40).seed(seed).encoding(encoding);
+    let build = || CuckooFilter::builder().capacity(40).seed(seed).layout::<L>();
     let mut filter = build().growable().build();
     // Keys and fillers with distinct fingerprints, drawn from disjoint ranges.
     let all = distinct_keys(&filter, 16 + 20_000, 0);
@@ -221,7 +238,7 @@ fn session(encoding: Encoding, seed: u64, reached: &mut Reached) {
             }
             Op::Reload | Op::Clone if filter.stats().pending_removals == 0 => {
                 filter = match op {
-                    Op::Reload => CuckooFilter::from_bytes(&filter.to_bytes()).unwrap(),
+                    Op::Reload => build().load(&filter.to_bytes()).unwrap(),
                     _ => filter.clone(),
                 };
             }
@@ -244,32 +261,35 @@ fn session(encoding: Encoding, seed: u64, reached: &mut Reached) {
 /// last settles them all, and a further remove answers `false`.
 #[test]
 fn copies_split_across_levels_are_all_taken_by_as_many_removes() {
-    for encoding in ENCODINGS {
-        let filter =
-            CuckooFilter::builder().capacity(100).seed(3).encoding(encoding).growable().build();
-        assert!(filter.grow_now());
-        let hash = filter.hasher().hash_one("split");
-        for _ in 0..3 {
-            filter.insert_hash(hash).unwrap();
-        }
-        for _ in 0..2 {
-            filter.insert_hash_as_of(1, hash).unwrap();
-        }
-        let (first, second, fingerprint) = filter.slots_for_hash(hash);
-        let in_level_0 = filter.fingerprint_count(first, fingerprint)
-            + usize::from(first != second) * filter.fingerprint_count(second, fingerprint);
-        assert_eq!(in_level_0, 2, "{encoding}: setup");
-        for left in (0..5).rev() {
-            assert!(filter.remove_hash(hash), "{encoding}: remove with {} copies", left + 1);
-            assert_eq!(filter.count_hash(hash), left, "{encoding}");
-            assert_eq!(filter.len(), left, "{encoding}");
-        }
-        assert!(!filter.remove_hash(hash), "{encoding}: a remove past the copies");
-        assert!(!filter.contains_hash(hash), "{encoding}");
-        let stats = filter.stats();
-        assert_eq!((stats.pending_removals, stats.retained_removals), (0, 0), "{encoding}");
-        assert!(filter.is_empty(), "{encoding}");
+    copies_split_across_levels_are_all_taken_by_as_many_removes_in::<Plain>();
+    copies_split_across_levels_are_all_taken_by_as_many_removes_in::<SemiSorted>();
+}
+
+fn copies_split_across_levels_are_all_taken_by_as_many_removes_in<L: Layout>() {
+    let encoding = name::<L>();
+    let filter = CuckooFilter::builder().capacity(100).seed(3).layout::<L>().growable().build();
+    assert!(filter.grow_now());
+    let hash = filter.hasher().hash_one("split");
+    for _ in 0..3 {
+        filter.insert_hash(hash).unwrap();
     }
+    for _ in 0..2 {
+        filter.insert_hash_as_of(1, hash).unwrap();
+    }
+    let (first, second, fingerprint) = filter.slots_for_hash(hash);
+    let in_level_0 = filter.fingerprint_count(first, fingerprint)
+        + usize::from(first != second) * filter.fingerprint_count(second, fingerprint);
+    assert_eq!(in_level_0, 2, "{encoding}: setup");
+    for left in (0..5).rev() {
+        assert!(filter.remove_hash(hash), "{encoding}: remove with {} copies", left + 1);
+        assert_eq!(filter.count_hash(hash), left, "{encoding}");
+        assert_eq!(filter.len(), left, "{encoding}");
+    }
+    assert!(!filter.remove_hash(hash), "{encoding}: a remove past the copies");
+    assert!(!filter.contains_hash(hash), "{encoding}");
+    let stats = filter.stats();
+    assert_eq!((stats.pending_removals, stats.retained_removals), (0, 0), "{encoding}");
+    assert!(filter.is_empty(), "{encoding}");
 }
 
 /// Emptiness is read from the tables: while a pending removal's copy stays, `len` is 0 but the
@@ -277,29 +297,28 @@ fn copies_split_across_levels_are_all_taken_by_as_many_removes() {
 /// the item's next remove, since one level alone matches then), it is.
 #[test]
 fn a_filter_holding_a_pending_copy_is_not_empty() {
-    for encoding in ENCODINGS {
-        let (filter, x, y) =
-            (0..).find_map(|seed| colliding_in_the_newest_level_only(encoding, seed)).unwrap();
-        filter.insert_hash(y).unwrap();
-        assert!(filter.remove_hash(x), "{encoding}");
-        assert_eq!(filter.stats().pending_removals, 1, "{encoding}: x's remove was exact");
-        assert!(filter.remove_hash(y), "{encoding}");
-        assert_eq!(filter.len(), 0, "{encoding}");
-        assert!(!filter.is_empty(), "{encoding}: empty while x's copy stays");
-        assert!(!filter.remove_hash(x), "{encoding}: a remove past x's copies");
-        assert_eq!(filter.stats().pending_removals, 0, "{encoding}: not settled");
-        assert!(filter.is_empty(), "{encoding}");
-    }
+    a_filter_holding_a_pending_copy_is_not_empty_in::<Plain>();
+    a_filter_holding_a_pending_copy_is_not_empty_in::<SemiSorted>();
+}
+
+fn a_filter_holding_a_pending_copy_is_not_empty_in<L: Layout>() {
+    let encoding = name::<L>();
+    let (filter, x, y) = (0..).find_map(colliding_in_the_newest_level_only::<L>).unwrap();
+    filter.insert_hash(y).unwrap();
+    assert!(filter.remove_hash(x), "{encoding}");
+    assert_eq!(filter.stats().pending_removals, 1, "{encoding}: x's remove was exact");
+    assert!(filter.remove_hash(y), "{encoding}");
+    assert_eq!(filter.len(), 0, "{encoding}");
+    assert!(!filter.is_empty(), "{encoding}: empty while x's copy stays");
+    assert!(!filter.remove_hash(x), "{encoding}: a remove past x's copies");
+    assert_eq!(filter.stats().pending_removals, 0, "{encoding}: not settled");
+    assert!(filter.is_empty(), "{encoding}");
 }
 
 /// A filter grown to three levels under `seed` holding x in level 0, and y, not inserted, whose
 /// fingerprint and pair match x's in level 2 only; `None` if this seed's x has no such y.
-fn colliding_in_the_newest_level_only(
-    encoding: Encoding,
-    seed: u64,
-) -> Option<(CuckooFilter, u64, u64)> {
-    let filter =
-        CuckooFilter::builder().capacity(100).seed(seed).encoding(encoding).growable().build();
+fn colliding_in_the_newest_level_only<L: Layout>(seed: u64) -> Option<(Filter<L>, u64, u64)> {
+    let filter = CuckooFilter::builder().capacity(100).seed(seed).layout::<L>().growable().build();
     let x = filter.hasher().hash_one("x");
     filter.insert_hash(x).unwrap();
     assert!(filter.grow_now() && filter.grow_now());

@@ -1,12 +1,17 @@
-//! Semi-sorted buckets (`Encoding::SemiSorted`) against the plain encoding: the same operations
-//! with the same answers, the same memory and capacity, half the false positives, and snapshots
-//! and merges that never mix the two. The concurrent guarantees are `concurrency.rs`'s, run in
-//! both encodings, and the loom suite's, run once for each.
+//! Semi-sorted buckets (`SemiSorted`) against plain ones: the same operations with the same
+//! answers, the same memory and capacity, half the false positives, and snapshots that never
+//! mix the two (merges of the two do not compile). The concurrent guarantees are
+//! `concurrency.rs`'s, run in both layouts, and the loom suite's, run once for each.
 
-use lockfree_cuckoo::{CuckooFilter, Encoding, LoadError, MergeError};
+use lockfree_cuckoo::{
+    encoding_of_snapshot, CuckooFilter, DefaultHashBuilder, Encoding, Layout, LoadError, Plain,
+    SemiSorted,
+};
 
-fn semi_sorted(capacity: usize) -> CuckooFilter {
-    CuckooFilter::builder().capacity(capacity).encoding(Encoding::SemiSorted).build()
+type Semi = CuckooFilter<DefaultHashBuilder, SemiSorted>;
+
+fn semi_sorted(capacity: usize) -> Semi {
+    CuckooFilter::builder().capacity(capacity).layout::<SemiSorted>().build()
 }
 
 /// Keys `0..n` of stream `stream`, distinct from every other stream's.
@@ -15,8 +20,8 @@ fn keys(stream: u64, n: u64) -> impl Iterator<Item = u64> {
 }
 
 /// False positives among `probes` never-inserted keys, in a filter filled to its promise.
-fn false_positives(encoding: Encoding, capacity: usize, probes: u64) -> (u64, usize) {
-    let filter = CuckooFilter::builder().capacity(capacity).encoding(encoding).seed(5).build();
+fn false_positives<L: Layout>(capacity: usize, probes: u64) -> (u64, usize) {
+    let filter = CuckooFilter::builder().capacity(capacity).layout::<L>().seed(5).build();
     for k in keys(1, capacity as u64) {
         filter.insert(&k).expect("the promise holds");
     }
@@ -65,7 +70,7 @@ fn every_operation_answers_as_in_a_plain_filter() {
 
 #[test]
 fn a_semi_sorted_filter_holds_its_promise_and_refuses_without_losing() {
-    let filter = CuckooFilter::builder().capacity(50_000).encoding(Encoding::SemiSorted).build();
+    let filter = semi_sorted(50_000);
     let promised = filter.capacity() as u64;
     for k in keys(3, promised) {
         filter.insert(&k).expect("the promise holds");
@@ -86,8 +91,8 @@ fn a_semi_sorted_filter_holds_its_promise_and_refuses_without_losing() {
 #[test]
 #[cfg_attr(miri, ignore = "millions of lookups")]
 fn the_false_positive_rate_is_about_half_the_plain_filter_s_in_the_same_memory() {
-    let (plain, plain_bytes) = false_positives(Encoding::Plain, 200_000, 3_000_000);
-    let (semi, semi_bytes) = false_positives(Encoding::SemiSorted, 200_000, 3_000_000);
+    let (plain, plain_bytes) = false_positives::<Plain>(200_000, 3_000_000);
+    let (semi, semi_bytes) = false_positives::<SemiSorted>(200_000, 3_000_000);
     assert_eq!(semi_bytes, plain_bytes);
     let ratio = semi as f64 / plain as f64;
     eprintln!("false positives of 3 M: plain {plain}, semi-sorted {semi}, ratio {ratio:.3}");
@@ -101,8 +106,8 @@ fn the_false_positive_rate_is_about_half_the_plain_filter_s_in_the_same_memory()
 #[ignore = "32 M lookups; .ci/run runs it in release"]
 fn stress_the_false_positive_rate_at_capacity_is_at_most_0_55_of_the_plain_filter_s() {
     let probes = 16_000_000;
-    let (plain, plain_bytes) = false_positives(Encoding::Plain, 1_000_000, probes);
-    let (semi, semi_bytes) = false_positives(Encoding::SemiSorted, 1_000_000, probes);
+    let (plain, plain_bytes) = false_positives::<Plain>(1_000_000, probes);
+    let (semi, semi_bytes) = false_positives::<SemiSorted>(1_000_000, probes);
     let rate = |positives: u64| positives as f64 / probes as f64 * 100.0;
     let ratio = semi as f64 / plain as f64;
     eprintln!(
@@ -117,8 +122,7 @@ fn stress_the_false_positive_rate_at_capacity_is_at_most_0_55_of_the_plain_filte
 
 #[test]
 fn a_growable_semi_sorted_filter_grows_and_keeps_every_item() {
-    let filter =
-        CuckooFilter::builder().capacity(1_000).growable().encoding(Encoding::SemiSorted).build();
+    let filter = CuckooFilter::builder().capacity(1_000).growable().layout::<SemiSorted>().build();
     let items: Vec<u64> = keys(5, 60_000).collect();
     for k in &items {
         filter.insert(k).expect("a growable filter grows");
@@ -130,70 +134,10 @@ fn a_growable_semi_sorted_filter_grows_and_keeps_every_item() {
     }
     assert!(items.iter().skip(1).step_by(2).all(|k| filter.contains(k)));
     assert_eq!(filter.len(), 30_000);
-    let loaded = CuckooFilter::from_bytes(&filter.to_bytes()).expect("loads");
+    let loaded: Semi = CuckooFilter::builder().layout().load(&filter.to_bytes()).expect("loads");
     assert_eq!((loaded.encoding(), loaded.len()), (Encoding::SemiSorted, 30_000));
     assert_eq!(loaded.stats().levels, filter.stats().levels);
     assert!(items.iter().skip(1).step_by(2).all(|k| loaded.contains(k)));
-}
-
-/// `SemiSortedRef` is the filter itself, typed: what either side does, the other sees, in a
-/// fixed and in a grown filter, and from threads using one or the other at once.
-#[test]
-fn the_semi_sorted_handle_operates_on_the_filter_itself() {
-    assert!(CuckooFilter::with_capacity(100).as_semi_sorted().is_none());
-    for growable in [false, true] {
-        let builder = CuckooFilter::builder().encoding(Encoding::SemiSorted);
-        let filter =
-            if growable { builder.capacity(1_000).growable() } else { builder.capacity(30_000) }
-                .build();
-        let semi = filter.as_semi_sorted().expect("built semi-sorted");
-        let (by_handle, by_filter): (Vec<u64>, Vec<u64>) =
-            (keys(6, 10_000).collect(), keys(7, 10_000).collect());
-        for (a, b) in by_handle.iter().zip(&by_filter) {
-            semi.insert(a).expect("fits");
-            filter.insert(b).expect("fits");
-        }
-        assert_eq!(filter.stats().levels > 1, growable, "{:?}", filter.stats());
-        assert_eq!(semi.filter().len(), 20_000);
-        assert!(
-            by_handle.iter().all(|k| filter.contains(k)),
-            "the filter missed the handle's item"
-        );
-        assert!(by_filter.iter().all(|k| semi.contains(k)), "the handle missed the filter's item");
-        semi.insert(&by_filter[0]).unwrap();
-        assert_eq!((semi.count(&by_filter[0]), filter.count(&by_filter[0])), (2, 2));
-        for (a, b) in by_handle.iter().zip(&by_filter).step_by(2) {
-            assert!(filter.remove(a) && semi.remove(b));
-        }
-        assert_eq!(filter.len(), 10_001);
-        assert!(by_handle.iter().chain(&by_filter).skip(1).step_by(2).all(|k| semi.contains(k)));
-        let absent = keys(8, 100_000).filter(|k| semi.contains(k)).count();
-        assert!(absent < 100, "{absent} false positives in 100,000");
-    }
-
-    let filter = semi_sorted(40_000);
-    let resident: Vec<u64> = keys(9, 10_000).collect();
-    assert_eq!(filter.insert_batch(&resident), resident.len());
-    std::thread::scope(|scope| {
-        for t in 0..2 {
-            let filter = &filter;
-            scope.spawn(move || {
-                let semi = filter.as_semi_sorted().unwrap();
-                for k in keys(10 + t, 10_000) {
-                    if t == 0 { semi.insert(&k) } else { filter.insert(&k) }.expect("fits");
-                    assert!(semi.contains(&k) && filter.contains(&k), "{k} just inserted");
-                }
-            });
-        }
-        for _ in 0..3 {
-            let semi = filter.as_semi_sorted().unwrap();
-            assert!(
-                resident.iter().all(|k| semi.contains(k) && filter.contains(k)),
-                "a false negative"
-            );
-        }
-    });
-    assert_eq!(filter.len(), 30_000);
 }
 
 #[test]
@@ -204,21 +148,30 @@ fn snapshots_keep_the_encoding_and_a_builder_refuses_the_other() {
     }
     let bytes = filter.to_bytes();
     assert_eq!(bytes.len(), CuckooFilter::with_capacity(5_000).to_bytes().len());
-    let loaded = CuckooFilter::from_bytes(&bytes).expect("loads");
+    assert_eq!(encoding_of_snapshot(&bytes).unwrap(), Encoding::SemiSorted);
+    let loaded = CuckooFilter::builder().layout::<SemiSorted>().load(&bytes).expect("loads");
     assert_eq!(loaded.encoding(), Encoding::SemiSorted);
     assert_eq!(loaded.to_bytes(), bytes);
     assert!(keys(6, 4_000).all(|k| loaded.contains(&k)));
-    let streamed = CuckooFilter::read_from(bytes.as_slice()).expect("loads");
-    assert_eq!(streamed.encoding(), Encoding::SemiSorted);
+    let streamed = CuckooFilter::builder().layout::<SemiSorted>().read_from(bytes.as_slice());
+    assert_eq!(streamed.expect("loads").len(), 4_000);
 
-    let err = CuckooFilter::builder().encoding(Encoding::Plain).load(&bytes).unwrap_err();
-    assert!(matches!(err, LoadError::EncodingMismatch { .. }), "{err:?}");
-    assert!(err.to_string().contains("expected plain buckets, found semi-sorted"), "{err}");
+    // A plain filter's loads refuse it: from bytes, from a stream, through a builder.
+    let refusals = [
+        CuckooFilter::from_bytes(&bytes).unwrap_err(),
+        CuckooFilter::read_from(bytes.as_slice()).unwrap_err(),
+        CuckooFilter::builder().load(&bytes).unwrap_err(),
+    ];
+    for err in refusals {
+        let expected =
+            LoadError::EncodingMismatch { expected: Encoding::Plain, found: Encoding::SemiSorted };
+        assert_eq!(err.to_string(), expected.to_string());
+        assert!(err.to_string().contains("expected plain buckets, found semi-sorted"), "{err}");
+    }
     let plain_bytes = CuckooFilter::with_capacity(5_000).to_bytes();
-    let err = CuckooFilter::builder().encoding(Encoding::SemiSorted).load(&plain_bytes);
+    assert_eq!(encoding_of_snapshot(&plain_bytes).unwrap(), Encoding::Plain);
+    let err = CuckooFilter::builder().layout::<SemiSorted>().load(&plain_bytes);
     assert!(matches!(err, Err(LoadError::EncodingMismatch { .. })));
-    // Without an encoding, a builder loads whichever the snapshot has.
-    assert_eq!(CuckooFilter::builder().load(&bytes).unwrap().encoding(), Encoding::SemiSorted);
 }
 
 #[test]
@@ -226,16 +179,26 @@ fn serde_round_trips_keep_the_encoding() {
     let filter = semi_sorted(1_000);
     filter.insert("kept").unwrap();
     let json = serde_json::to_string(&filter).unwrap();
-    let back: CuckooFilter = serde_json::from_str(&json).unwrap();
+    let back: Semi = serde_json::from_str(&json).unwrap();
     assert_eq!(back.encoding(), Encoding::SemiSorted);
     assert!(back.contains("kept"));
+    let err = serde_json::from_str::<CuckooFilter>(&json).unwrap_err();
+    assert!(err.to_string().contains("expected plain buckets, found semi-sorted"), "{err}");
 }
 
+/// Merges of semi-sorted filters; a merge of a plain and a semi-sorted one does not compile:
+///
+/// ```compile_fail
+/// use lockfree_cuckoo::{CuckooFilter, SemiSorted};
+///
+/// let plain = CuckooFilter::builder().seed(9).build();
+/// let semi = CuckooFilter::builder().seed(9).layout::<SemiSorted>().build();
+/// plain.merge(&semi);
+/// ```
 #[test]
-fn merges_need_the_same_encoding() {
-    let shard =
-        |encoding| CuckooFilter::builder().capacity(2_000).seed(9).encoding(encoding).build();
-    let (a, b) = (shard(Encoding::SemiSorted), shard(Encoding::SemiSorted));
+fn semi_sorted_filters_merge() {
+    let shard = || CuckooFilter::builder().capacity(2_000).seed(9).layout::<SemiSorted>().build();
+    let (a, b) = (shard(), shard());
     for k in keys(7, 500) {
         a.insert(&k).unwrap();
     }
@@ -245,15 +208,6 @@ fn merges_need_the_same_encoding() {
     a.merge(&b).expect("same settings");
     assert!(keys(7, 500).chain(keys(8, 500)).all(|k| a.contains(&k)));
     assert_eq!(a.len(), 1_000);
-
-    let plain = shard(Encoding::Plain);
-    let err = plain.merge(&a).unwrap_err();
-    assert_eq!(
-        err,
-        MergeError::EncodingMismatch { ours: Encoding::Plain, theirs: Encoding::SemiSorted }
-    );
-    assert!(plain.is_empty(), "nothing was changed");
-    assert!(matches!(a.merge(&plain), Err(MergeError::EncodingMismatch { .. })));
 }
 
 /// Items crafted from the filter's key to crowd a triangle of three buckets (`hostile.rs`) are
@@ -261,8 +215,7 @@ fn merges_need_the_same_encoding() {
 /// lost; a growable one keeps its level count.
 #[test]
 fn crowding_items_crafted_with_the_key_do_no_more_harm_than_in_a_plain_filter() {
-    let fixed =
-        CuckooFilter::builder().capacity(10_000).seed(11).encoding(Encoding::SemiSorted).build();
+    let fixed = CuckooFilter::builder().capacity(10_000).seed(11).layout::<SemiSorted>().build();
     let items = fixed.crowding_items(0, 0);
     let (last, crowd) = items.split_last().unwrap();
     for item in crowd {
@@ -272,12 +225,8 @@ fn crowding_items_crafted_with_the_key_do_no_more_harm_than_in_a_plain_filter() 
     assert!(crowd.iter().all(|item| fixed.contains(item)), "a refusal lost an item");
     assert_eq!(fixed.len(), crowd.len());
 
-    let growable = CuckooFilter::builder()
-        .capacity(1_024)
-        .seed(11)
-        .growable()
-        .encoding(Encoding::SemiSorted)
-        .build();
+    let growable =
+        CuckooFilter::builder().capacity(1_024).seed(11).growable().layout::<SemiSorted>().build();
     let memory = growable.memory_usage();
     for round in 0..12 {
         for (n, item) in growable.crowding_items(0, round).iter().enumerate() {

@@ -11,7 +11,10 @@
 use std::hash::BuildHasher;
 use std::path::PathBuf;
 
-use lockfree_cuckoo::{CuckooFilter, DefaultHashBuilder, Encoding, LoadError};
+use lockfree_cuckoo::{
+    encoding_of_snapshot, CuckooFilter, DefaultHashBuilder, Encoding, Layout, LoadError, Plain,
+    SemiSorted,
+};
 
 use crate::common::{self, Fnv};
 
@@ -20,13 +23,22 @@ const PLAIN_GROWABLE: &[u8] = include_bytes!("../data/golden-plain-growable.bin"
 const SEMI_SORTED: &[u8] = include_bytes!("../data/golden-semi-sorted.bin");
 const SEMI_SORTED_GROWABLE: &[u8] = include_bytes!("../data/golden-semi-sorted-growable.bin");
 
-/// Each golden file with the encoding and the kind (growable or not) of its filter.
-const GOLDEN: [(&str, &[u8], Encoding, bool); 4] = [
-    ("golden-plain.bin", PLAIN, Encoding::Plain, false),
-    ("golden-plain-growable.bin", PLAIN_GROWABLE, Encoding::Plain, true),
-    ("golden-semi-sorted.bin", SEMI_SORTED, Encoding::SemiSorted, false),
-    ("golden-semi-sorted-growable.bin", SEMI_SORTED_GROWABLE, Encoding::SemiSorted, true),
+/// A golden file: its name, its bytes, and whether its filter is growable.
+type Golden = (&'static str, &'static [u8], bool);
+
+/// The golden files of plain filters, and of semi-sorted ones.
+const GOLDEN_PLAIN: [Golden; 2] =
+    [("golden-plain.bin", PLAIN, false), ("golden-plain-growable.bin", PLAIN_GROWABLE, true)];
+const GOLDEN_SEMI_SORTED: [Golden; 2] = [
+    ("golden-semi-sorted.bin", SEMI_SORTED, false),
+    ("golden-semi-sorted-growable.bin", SEMI_SORTED_GROWABLE, true),
 ];
+
+/// Runs `plain` on the golden files of plain filters, `semi_sorted` on the others.
+fn each_golden(plain: impl Fn(Golden), semi_sorted: impl Fn(Golden)) {
+    GOLDEN_PLAIN.into_iter().for_each(plain);
+    GOLDEN_SEMI_SORTED.into_iter().for_each(semi_sorted);
+}
 
 /// The seed of the golden files, and their probes under it (`FORMAT.md`).
 const GOLDEN_SEED: u64 = 0x0123_4567_89AB_CDEF;
@@ -63,12 +75,9 @@ const GOLDEN_DUP: &str = "three times";
 const GOLDEN_REPEAT: &str = "before and after";
 
 /// The fixed golden filter: 32 buckets, single-threaded and therefore deterministic.
-fn golden_filter<S: BuildHasher>(hasher: S, encoding: Encoding) -> CuckooFilter<S> {
-    let filter = CuckooFilter::builder()
-        .bucket_count(GOLDEN_BUCKETS)
-        .encoding(encoding)
-        .hasher(hasher)
-        .build();
+fn golden_filter<S: BuildHasher, L: Layout>(hasher: S) -> CuckooFilter<S, L> {
+    let filter =
+        CuckooFilter::builder().bucket_count(GOLDEN_BUCKETS).layout::<L>().hasher(hasher).build();
     for k in 0..inserted(false) {
         filter.insert(&k).expect("the golden filter fits");
     }
@@ -83,11 +92,11 @@ fn golden_filter<S: BuildHasher>(hasher: S, encoding: Encoding) -> CuckooFilter<
 
 /// The growable golden filter: 8 buckets growing up to a capacity of 1,000 items, three levels
 /// after its inserts, one retained removal; single-threaded and therefore deterministic.
-fn golden_growable_filter<S: BuildHasher>(hasher: S, encoding: Encoding) -> CuckooFilter<S> {
+fn golden_growable_filter<S: BuildHasher, L: Layout>(hasher: S) -> CuckooFilter<S, L> {
     let filter = CuckooFilter::builder()
         .bucket_count(GOLDEN_LEVELS[0])
         .max_capacity(GOLDEN_CEILING)
-        .encoding(encoding)
+        .layout::<L>()
         .hasher(hasher)
         .build();
     filter.insert(GOLDEN_REPEAT).expect("the golden filter has room");
@@ -107,11 +116,11 @@ fn golden_growable_filter<S: BuildHasher>(hasher: S, encoding: Encoding) -> Cuck
 }
 
 /// The golden filter of a kind under `hasher`.
-fn golden_of<S: BuildHasher>(hasher: S, encoding: Encoding, growable: bool) -> CuckooFilter<S> {
+fn golden_of<S: BuildHasher, L: Layout>(hasher: S, growable: bool) -> CuckooFilter<S, L> {
     if growable {
-        golden_growable_filter(hasher, encoding)
+        golden_growable_filter(hasher)
     } else {
-        golden_filter(hasher, encoding)
+        golden_filter(hasher)
     }
 }
 
@@ -121,7 +130,14 @@ fn u64_at(bytes: &[u8], at: usize) -> u64 {
 
 #[test]
 fn golden_headers_are_as_specified() {
-    for (name, bytes, encoding, growable) in GOLDEN {
+    each_golden(
+        |file| headers_are_as_specified(file, Encoding::Plain),
+        |file| headers_are_as_specified(file, Encoding::SemiSorted),
+    );
+}
+
+fn headers_are_as_specified((name, bytes, growable): Golden, encoding: Encoding) {
+    {
         let buckets: usize = if growable { GOLDEN_LEVELS.iter().sum() } else { GOLDEN_BUCKETS };
         let block = if growable { 32 + 8 * GOLDEN_LEVELS.len() } else { 0 };
         assert_eq!(bytes.len(), 72 + block + 8 * buckets + 8, "{name}");
@@ -150,9 +166,13 @@ fn golden_headers_are_as_specified() {
 #[test]
 #[cfg_attr(miri, ignore = "inserts until refused at the ceiling: too slow under Miri")]
 fn golden_files_load_with_their_contents_key_and_ceiling() {
-    for (name, bytes, encoding, growable) in GOLDEN {
-        let filter = CuckooFilter::from_bytes(bytes).expect(name);
-        assert_eq!(filter.encoding(), encoding, "{name}");
+    each_golden(loads_with_its_contents::<Plain>, loads_with_its_contents::<SemiSorted>);
+}
+
+fn loads_with_its_contents<L: Layout>((name, bytes, growable): Golden) {
+    {
+        let load = || CuckooFilter::builder().layout::<L>();
+        let filter = load().load(bytes).expect(name);
         assert_eq!(filter.hasher().seed(), GOLDEN_SEED, "{name}: the snapshot carries the key");
         let kept = || golden_keys(inserted(growable), false);
         assert!(kept().all(|k| filter.contains(&k)), "{name}: a key was lost");
@@ -161,12 +181,13 @@ fn golden_files_load_with_their_contents_key_and_ceiling() {
         assert_eq!(filter.count(GOLDEN_DUP), 3, "{name}");
         // Saved back byte for byte, and the same filter built again writes the same bytes.
         assert_eq!(filter.to_bytes(), bytes, "{name}");
-        let rebuilt = golden_of(DefaultHashBuilder::with_seed(GOLDEN_SEED), encoding, growable);
+        let rebuilt: CuckooFilter<_, L> =
+            golden_of(DefaultHashBuilder::with_seed(GOLDEN_SEED), growable);
         assert_eq!(rebuilt.to_bytes(), bytes, "{name}: rebuilt");
         // A default hasher with any key takes the snapshot's, streamed or not.
-        let adopted = CuckooFilter::from_bytes_with_hasher(bytes, DefaultHashBuilder::new());
+        let adopted = load().hasher(DefaultHashBuilder::new()).load(bytes);
         assert_eq!(adopted.expect(name).hasher().seed(), GOLDEN_SEED, "{name}");
-        let streamed = CuckooFilter::read_from(bytes).expect(name);
+        let streamed = load().read_from(bytes).expect(name);
         assert!(kept().all(|k| streamed.contains(&k)), "{name}: a key was lost, streamed");
         // The multiset count survives: three copies, three removes.
         for _ in 0..3 {
@@ -184,7 +205,7 @@ fn golden_files_load_with_their_contents_key_and_ceiling() {
             assert!(kept().all(|k| filter.contains(&k)), "{name}: a key was lost growing");
         }
         // Another hasher cannot read them.
-        let err = CuckooFilter::from_bytes_with_hasher(bytes, Fnv).unwrap_err();
+        let err = load().hasher(Fnv).load(bytes).unwrap_err();
         assert!(matches!(err, LoadError::HasherMismatch { probe: 0, .. }), "{name}: {err}");
     }
 }
@@ -192,20 +213,18 @@ fn golden_files_load_with_their_contents_key_and_ceiling() {
 /// Each file loads only as its encoding: a builder for the other refuses it.
 #[test]
 fn golden_files_load_only_as_their_encoding() {
-    for (name, bytes, encoding, _) in GOLDEN {
-        let other = match encoding {
-            Encoding::Plain => Encoding::SemiSorted,
-            _ => Encoding::Plain,
-        };
-        let same = CuckooFilter::builder().encoding(encoding).load(bytes);
-        assert_eq!(same.expect(name).encoding(), encoding);
-        let err = CuckooFilter::builder().encoding(other).load(bytes).unwrap_err();
-        assert!(
-            matches!(err, LoadError::EncodingMismatch { expected, found }
-                if expected == other && found == encoding),
-            "{name}: {err:?}"
-        );
-    }
+    each_golden(loads_only_as::<Plain, SemiSorted>, loads_only_as::<SemiSorted, Plain>);
+}
+
+fn loads_only_as<L: Layout, Other: Layout>((name, bytes, _): Golden) {
+    let same = CuckooFilter::builder().layout::<L>().load(bytes).expect(name);
+    assert_eq!(encoding_of_snapshot(bytes).unwrap(), same.encoding(), "{name}");
+    let err = CuckooFilter::builder().layout::<Other>().load(bytes).unwrap_err();
+    assert!(
+        matches!(err, LoadError::EncodingMismatch { expected, found }
+            if expected != found && found == same.encoding()),
+        "{name}: {err:?}"
+    );
 }
 
 /// Another format version is refused, whatever else it holds: a reader cannot know how it
@@ -260,7 +279,7 @@ fn a_layout_byte_flipped_between_encodings_is_refused_by_the_word_check() {
 /// probes loads it.
 #[test]
 fn a_custom_hasher_records_no_seed_and_is_checked_by_the_probes() {
-    let bytes = golden_filter(Fnv, Encoding::Plain).to_bytes();
+    let bytes = golden_filter::<_, Plain>(Fnv).to_bytes();
     assert_eq!(&bytes[12..16], [0; 4], "flags: no seed, no levels");
     assert_eq!(u64_at(&bytes, 64), 0, "the seed field");
     let probes: Vec<u64> = (0..4).map(|k| u64_at(&bytes, 32 + 8 * k)).collect();
@@ -292,8 +311,13 @@ fn golden_out() -> PathBuf {
 #[test]
 #[ignore = "writes files; run by hand to make the golden files of a new format version"]
 fn write_golden_files() {
-    for (name, _, encoding, growable) in GOLDEN {
-        let filter = golden_of(DefaultHashBuilder::with_seed(GOLDEN_SEED), encoding, growable);
+    each_golden(write_golden_file::<Plain>, write_golden_file::<SemiSorted>);
+}
+
+fn write_golden_file<L: Layout>((name, _, growable): Golden) {
+    {
+        let filter: CuckooFilter<_, L> =
+            golden_of(DefaultHashBuilder::with_seed(GOLDEN_SEED), growable);
         if growable {
             assert_eq!(filter.stats().levels, GOLDEN_LEVELS.len(), "{name}");
         }
@@ -301,7 +325,8 @@ fn write_golden_files() {
         let bytes = filter.to_bytes();
         std::fs::write(&path, &bytes).expect("golden file written");
         println!("wrote {} bytes, {} items, to {}", bytes.len(), filter.len(), path.display());
-        let loaded = CuckooFilter::from_bytes(&std::fs::read(&path).expect("read back"));
+        let loaded =
+            CuckooFilter::builder().layout::<L>().load(&std::fs::read(&path).expect("read back"));
         let loaded = loaded.expect("golden file loads");
         assert!(golden_keys(inserted(growable), false).all(|k| loaded.contains(&k)), "{name}");
     }

@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
-use lockfree_cuckoo::{CuckooFilter, Encoding};
+use lockfree_cuckoo::{CuckooFilter, DefaultHashBuilder, Layout, Plain, SemiSorted};
 use lockfree_cuckoo_eval::keys::{key, FILLER, PRESENT};
 use lockfree_cuckoo_eval::number;
 
@@ -56,15 +56,6 @@ enum BucketEncoding {
     SemiSorted,
 }
 
-impl BucketEncoding {
-    fn of(self) -> Encoding {
-        match self {
-            Self::Plain => Encoding::Plain,
-            Self::SemiSorted => Encoding::SemiSorted,
-        }
-    }
-}
-
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Ceiling {
     None,
@@ -83,7 +74,7 @@ struct State {
 }
 
 impl State {
-    fn of(filter: &CuckooFilter) -> Self {
+    fn of<L: Layout>(filter: &CuckooFilter<DefaultHashBuilder, L>) -> Self {
         let stats = filter.stats();
         Self {
             levels: stats.levels,
@@ -97,17 +88,24 @@ impl State {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    match args.encoding {
+        BucketEncoding::Plain => churn::<Plain>(&args),
+        BucketEncoding::SemiSorted => churn::<SemiSorted>(&args),
+    }
+}
+
+/// The churn in a filter of layout `L`.
+fn churn<L: Layout>(args: &Args) -> ExitCode {
     let live = args.live;
-    let builder = CuckooFilter::builder()
-        .capacity(args.start.unwrap_or(live) as usize)
-        .encoding(args.encoding.of());
+    let builder =
+        CuckooFilter::builder().capacity(args.start.unwrap_or(live) as usize).layout::<L>();
     let filter = match args.ceiling {
         Ceiling::None => builder.growable().build(),
         Ceiling::Items => builder.max_capacity(4 * live as usize).build(),
         Ceiling::Memory => {
             let presized = CuckooFilter::builder()
                 .capacity(live as usize)
-                .encoding(args.encoding.of())
+                .layout::<L>()
                 .build()
                 .memory_usage();
             builder.max_memory(4 * presized).build()
@@ -153,7 +151,7 @@ fn main() -> ExitCode {
         args.threads,
         args.rounds,
         args.ceiling,
-        args.encoding.of()
+        filter.encoding()
     );
     for (when, s) in [("before", &before), ("after", &after)] {
         println!(

@@ -16,9 +16,9 @@
 //! measured for every peer that inserts and removes one key at a time (`ours`, `cf-ahash`,
 //! `acf`); their baseline is the same run with `--baseline`.
 //!
-//! Peers (`--peer`): `ours`, `ours-batch`, `ours-semi-sorted`, `ours-semi-sorted-ref`, `floor`,
-//! `floor-batch`, `cf-ahash`, `acf`. The filter holds `--items` keys (default 58,000, cache-resident; 30,000,000
-//! and up for DRAM); `--present` percent of the queries are present (half by default).
+//! Peers (`--peer`): `ours`, `ours-batch`, `ours-semi-sorted`, `floor`, `floor-batch`,
+//! `cf-ahash`, `acf`. The filter holds `--items` keys (default 58,000, cache-resident;
+//! 30,000,000 and up for DRAM); `--present` percent of the queries are present (half by default).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -65,7 +65,6 @@ const PEERS: &[Peer] = &[
     Peer::Ours,
     Peer::OursBatch,
     Peer::OursSemiSorted,
-    Peer::OursSemiSortedRef,
     Peer::Floor,
     Peer::FloorBatch,
     Peer::CfAhash,

@@ -61,14 +61,8 @@ struct Args {
 }
 
 /// The peers this tool measures, in their default order.
-const PEERS: &[Peer] = &[
-    Peer::Ours,
-    Peer::OursSemiSorted,
-    Peer::OursSemiSortedRef,
-    Peer::Floor,
-    Peer::CasFloor,
-    Peer::CfAhash,
-];
+const PEERS: &[Peer] =
+    &[Peer::Ours, Peer::OursSemiSorted, Peer::Floor, Peer::CasFloor, Peer::CfAhash];
 
 const SHARES: [u32; 3] = [0, 50, 100];
 
@@ -263,7 +257,7 @@ fn print_tables(args: &Args, records: &[Record]) {
         ratios(Peer::CasFloor, &[("fill", "fill"), ("remove", "remove")]);
         // The semi-sorted encoding's rate over the plain one's (BENCHMARKS.md, "Semi-sorted
         // buckets").
-        for semi in [Peer::OursSemiSorted, Peer::OursSemiSortedRef].into_iter().filter_map(find) {
+        if let Some(semi) = find(Peer::OursSemiSorted) {
             let shown: Vec<String> = MEASURES
                 .iter()
                 .filter_map(|m| Some(format!("{m}: {:.2}", ours.ns.get(*m)? / semi.ns.get(*m)?)))
