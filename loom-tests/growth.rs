@@ -1,4 +1,4 @@
-//! loom models of growth (`src/levels.rs`): lookups, inserts, removes, a relocation and a
+//! loom models of growth (`src/levels/`, `src/published.rs`): lookups, inserts, removes, a relocation and a
 //! snapshot racing the allocation and publication of new levels, inserts racing to grow, and two
 //! growths back to back.
 //!

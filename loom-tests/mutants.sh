@@ -3,8 +3,8 @@
 # time to a scratch copy of the crate, runs the suite there and prints a Markdown table of
 # breakage -> failing models. Exits non-zero if any breakage goes uncaught, if the unbroken copy
 # fails (in either bucket encoding), or if a breakage's pattern no longer matches the protocol's
-# files in src/table/, src/levels.rs, src/pending.rs and src/bucket/semi_sorted.rs (so it cannot
-# rot silently). Breakages of the semi-sorted encoding run the suite on semi-sorted buckets
+# files in src/table/, src/levels/, src/published.rs, src/pending.rs and src/bucket/semi_sorted.rs (so
+# it cannot rot silently). Breakages of the semi-sorted encoding run the suite on semi-sorted buckets
 # (LFC_LOOM_ENCODING, loom-tests/README.md); the others on plain ones.
 #
 # Usage: loom-tests/mutants.sh [NAME...]   (LOOM_MAX_PREEMPTIONS defaults to 2, as in CI)
@@ -25,11 +25,13 @@ tar -C "$root" --exclude=./target --exclude=./.git -cf - . | tar -C "$scratch" -
 table="$scratch/src/table/mod.rs"
 scan="$scratch/src/table/scan.rs"
 stripe="$scratch/src/table/stripe.rs"
-levels="$scratch/src/levels.rs"
+levels="$scratch/src/levels"
+published="$scratch/src/published.rs"
 pending="$scratch/src/pending.rs"
 semi="$scratch/src/bucket/semi_sorted.rs"
 cp -r "$scratch/src/table" "$scratch/table.orig"
-cp "$levels" "$scratch/levels.orig"
+cp -r "$levels" "$scratch/levels.orig"
+cp "$published" "$scratch/published.orig"
 cp "$pending" "$scratch/pending.orig"
 cp "$semi" "$scratch/semi.orig"
 
@@ -55,7 +57,10 @@ mutate_in() {
 mutate() { mutate_in "$table" "$@"; }
 mutate_scan() { mutate_in "$scan" "$@"; }
 mutate_stripe() { mutate_in "$stripe" "$@"; }
-mutate_levels() { mutate_in "$levels" "$@"; }
+mutate_chain() { mutate_in "$levels/chain.rs" "$@"; }
+mutate_insert() { mutate_in "$levels/insert.rs" "$@"; }
+mutate_removal() { mutate_in "$levels/removal.rs" "$@"; }
+mutate_published() { mutate_in "$published" "$@"; }
 mutate_pending() { mutate_in "$pending" "$@"; }
 mutate_semi() { mutate_in "$semi" "$@"; }
 
@@ -180,34 +185,28 @@ capture_before_ready() {
     mutate_scan capture 1 "(state >> 32) as u32 == id.get() && state & READY != 0" \
         "(state >> 32) as u32 == id.get()"
 }
-# Growth (src/levels.rs). A new level published without Release (and read without Acquire).
+# Growth (src/published.rs, src/levels/). A new level, or overflow block of pending removals,
+# published without Release (and read without Acquire): one push serves both lists.
 publication_relaxed() {
-    mutate_levels grow 1 "            Ordering::AcqRel,
-            Ordering::Acquire," "            Ordering::Relaxed,
-            Ordering::Relaxed,"
+    mutate_published push 1 "Ordering::AcqRel, Ordering::Acquire)" "Ordering::Relaxed, Ordering::Relaxed)"
 }
 newest_load_relaxed() {
-    mutate_levels newest 1 "self.newest.load(Ordering::Acquire)" "self.newest.load(Ordering::Relaxed)"
+    mutate_published head 1 "self.newest.load(Ordering::Acquire)" "self.newest.load(Ordering::Relaxed)"
 }
 # A growth that publishes its level whether or not another thread's came first.
 publish_by_swap() {
-    mutate_levels grow 1 "match self.newest.compare_exchange(
-            seen.cast_mut(),
-            level,
-            Ordering::AcqRel,
-            Ordering::Acquire,
-        ) {" "match Ok::<_, ()>(self.newest.swap(level, Ordering::AcqRel)) {"
+    mutate_published push 1 "match self.newest.compare_exchange(seen.as_ptr(), node, Ordering::AcqRel, Ordering::Acquire)
+        {" "match Ok::<_, ()>(self.newest.swap(node, Ordering::AcqRel)) {"
 }
 # A growth that replaces whatever level is newest now, not the one its level links to.
 cas_expects_current() {
-    mutate_levels grow 1 "            seen.cast_mut(),
-            level," "            self.newest.load(Ordering::Acquire),
-            level,"
+    mutate_published push 1 "compare_exchange(seen.as_ptr(), node," \
+        "compare_exchange(self.newest.load(Ordering::Acquire), node,"
 }
 # Lookups that read only the newest level.
 lookup_newest_only() {
-    mutate_levels lookup 1 "read = read.and(self.level_0.first_read(mixed));" ""
-    mutate_levels lookup 1 "for &level in self.older {" "for &level in &self.older[..0] {"
+    mutate_chain lookup 1 "read = read.and(self.level_0.first_read(mixed));" ""
+    mutate_chain lookup 1 "for level in self.head.older() {" "for level in self.head.older().take(0) {"
 }
 # A grown filter's lookup that validates the newest level's read only, not the older levels'.
 lookup_validates_newest_only() {
@@ -216,22 +215,22 @@ lookup_validates_newest_only() {
 # A remove that takes a copy from the newest level holding one, even when another level holds
 # one too.
 remove_takes_first_match() {
-    mutate_levels remove_grown 1 "_ => break," \
+    mutate_removal remove_grown 1 "_ => break," \
         "_ => chain.get(holders.trailing_zeros() as usize).expect(\"a level\"),"
 }
 # A settle that completes pending removals while another level still holds a colliding item's
 # copies.
 settle_ignores_collisions() {
-    mutate_levels settle 1 "if pending < copies && holders.count_ones() > 1 {" "if false {"
+    mutate_removal settle 1 "if pending < copies && holders.count_ones() > 1 {" "if false {"
 }
 # A grown filter's remove that takes its one pass over the levels as their validated reads
 # without validating it.
 remove_holders_unvalidated() {
-    mutate_levels holders 1 "all.validated().then_some(holders)" "Some(holders)"
+    mutate_chain holders 1 "all.validated().then_some(holders)" "Some(holders)"
 }
 # An insert that stores into the newest level whatever level holds the item's copies.
 insert_ignores_home() {
-    mutate_levels insert_from 1 "if holding != 0 {" "if false {"
+    mutate_insert insert_from 1 "if holding != 0 {" "if false {"
 }
 # A pending removal recorded without Release, or claimed without Acquire.
 register_relaxed() {
@@ -239,12 +238,6 @@ register_relaxed() {
 }
 claim_relaxed() {
     mutate_pending claim 1 "Ordering::AcqRel, Ordering::Relaxed" "Ordering::Relaxed, Ordering::Relaxed"
-}
-# An overflow block of pending removals published without Release (and read without Acquire).
-overflow_publication_relaxed() {
-    mutate_pending grow 1 "            Ordering::AcqRel,
-            Ordering::Acquire," "            Ordering::Relaxed,
-            Ordering::Relaxed,"
 }
 # A claim that reads a pending removal and clears it later rather than taking it in one CAS, so
 # that an insert and a settle can both own the same entry's copy.
@@ -297,7 +290,7 @@ mutants=(
     "scan_start_relaxed|scan's start on the stripes Relaxed"
     "writer_skips_capture|writer removes without capturing for the scan"
     "capture_before_ready|writer captures before the scan started on every stripe"
-    "publication_relaxed|growth: new level published Relaxed"
+    "publication_relaxed|growth: new level (and overflow block) published Relaxed"
     "newest_load_relaxed|growth: newest level loaded Relaxed"
     "publish_by_swap|growth: new level published over another growth's"
     "cas_expects_current|growth: new level replaces the current newest, not the one it links to"
@@ -310,7 +303,6 @@ mutants=(
     "register_relaxed|pending removal recorded Relaxed"
     "claim_relaxed|pending removal claimed Relaxed"
     "claim_reads_then_clears|claim reads a pending removal and clears it later"
-    "overflow_publication_relaxed|overflow block of pending removals published Relaxed"
     "semi_wrong_code|semi-sorted: a write's code names a nibble wrongly|semi-sorted"
     "semi_skips_nibble_check|semi-sorted: a lookup skips the nibble check|semi-sorted"
     "semi_unsorted_write|semi-sorted: a write leaves the word unsorted|semi-sorted"
@@ -351,7 +343,9 @@ for entry in "${mutants[@]}"; do
     fi
     rm -rf "$scratch/src/table"
     cp -r "$scratch/table.orig" "$scratch/src/table"
-    cp "$scratch/levels.orig" "$levels"
+    rm -rf "$levels"
+    cp -r "$scratch/levels.orig" "$levels"
+    cp "$scratch/published.orig" "$published"
     cp "$scratch/pending.orig" "$pending"
     cp "$scratch/semi.orig" "$semi"
     "$name"

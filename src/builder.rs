@@ -7,7 +7,8 @@ use crate::bucket::{plain::Plain, Layout};
 use crate::error::BuildError;
 use crate::filter::CuckooFilter;
 use crate::hasher::DefaultHashBuilder;
-use crate::levels::{Ceiling, Levels};
+use crate::levels::Levels;
+use crate::sizing::Ceiling;
 use crate::sizing::{buckets_for, capacity_of};
 use crate::table::{Table, DEFAULT_LOOKUP_RETRIES};
 
@@ -28,8 +29,10 @@ use crate::table::{Table, DEFAULT_LOOKUP_RETRIES};
 #[must_use = "a builder does nothing until `build` is called"]
 pub struct Builder<S = DefaultHashBuilder, E: Layout = Plain> {
     capacity: usize,
-    buckets: Option<usize>,
-    lookup_retries: u32,
+    /// Exactly this many buckets, overriding the capacity (a test hook).
+    pub(crate) buckets: Option<usize>,
+    /// Validation attempts a lookup makes before answering `true` without proof.
+    pub(crate) lookup_retries: u32,
     huge_pages: bool,
     growth: Option<Ceiling>,
     layout: PhantomData<E>,
@@ -163,7 +166,7 @@ impl<S: BuildHasher, E: Layout> Builder<S, E> {
     }
 
     /// Makes the filter growable: when an insert finds it full, it adds room instead of
-    /// returning [`InsertError::Full`](crate::InsertError::Full), with no limit but memory
+    /// returning [`InsertError::Full`](crate::InsertError::Full)(crate::InsertError::Full), with no limit but memory
     /// ([`max_capacity`](Self::max_capacity) and [`max_memory`](Self::max_memory) set one).
     ///
     /// [`capacity`](Self::capacity) is then the starting size. The filter grows by adding a
@@ -204,7 +207,7 @@ impl<S: BuildHasher, E: Layout> Builder<S, E> {
 
     /// Makes the filter growable ([`growable`](Self::growable)) up to a capacity of `items`:
     /// it adds no level past the one that brings its capacity to `items`, and then returns
-    /// [`InsertError::Full`](crate::InsertError::Full) when full, losing nothing.
+    /// [`InsertError::Full`](crate::InsertError::Full)(crate::InsertError::Full) when full, losing nothing.
     ///
     /// # Examples
     ///
@@ -227,7 +230,7 @@ impl<S: BuildHasher, E: Layout> Builder<S, E> {
     /// [`memory_usage`](CuckooFilter::memory_usage): a new level is made smaller to fit, and
     /// none is added when what fits is under a quarter of the newest level (it would cost every
     /// lookup of an absent item a level's reads for little room). Then inserts return
-    /// [`InsertError::Full`](crate::InsertError::Full) when full, losing nothing.
+    /// [`InsertError::Full`](crate::InsertError::Full)(crate::InsertError::Full) when full, losing nothing.
     ///
     /// # Examples
     ///
@@ -283,24 +286,6 @@ impl<S: BuildHasher, E: Layout> Builder<S, E> {
         (self.hasher, self.huge_pages)
     }
 
-    /// **Unstable, for tests** (feature `test-hooks`): use exactly `buckets` buckets (at least
-    /// 1), overriding the capacity.
-    #[cfg(feature = "test-hooks")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
-    pub fn bucket_count(mut self, buckets: usize) -> Self {
-        self.buckets = Some(buckets.max(1));
-        self
-    }
-
-    /// **Unstable, for tests** (feature `test-hooks`): validation attempts a lookup makes
-    /// before answering `true` without proof (default 8).
-    #[cfg(feature = "test-hooks")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
-    pub fn lookup_retries(mut self, retries: u32) -> Self {
-        self.lookup_retries = retries;
-        self
-    }
-
     /// Builds the filter.
     ///
     /// # Panics
@@ -350,5 +335,133 @@ impl<S: BuildHasher, E: Layout> Builder<S, E> {
         }
         let table = Table::<E>::try_new(buckets, self.lookup_retries, self.huge_pages)?;
         Ok(CuckooFilter::from_parts(Levels::new(table, self.growth), self.hasher))
+    }
+}
+
+impl CuckooFilter<DefaultHashBuilder> {
+    /// A filter that accepts at least `capacity` distinct items, with the default hasher under a
+    /// random key ([`DefaultHashBuilder::new`]).
+    ///
+    /// Inserts from several threads at once reach the capacity too. Past it, inserts succeed
+    /// until the table is about 95% full and then return [`InsertError::Full`](crate::InsertError::Full).
+    ///
+    /// # Panics
+    ///
+    /// If the table cannot be allocated; use [`builder`](Self::builder) and
+    /// [`Builder::try_build`] to get an error instead.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::with_capacity(1_000_000);
+    /// assert!(filter.capacity() >= 1_000_000);
+    /// assert!(filter.memory_usage() < 2_200_000);
+    /// ```
+    pub fn with_capacity(capacity: usize) -> Self {
+        Self::builder().capacity(capacity).build()
+    }
+
+    /// A [`Builder`] with the default hasher under a random key, and capacity 0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::builder().capacity(500).build();
+    /// assert!(filter.capacity() >= 500);
+    /// ```
+    pub fn builder() -> Builder<DefaultHashBuilder> {
+        Builder::new()
+    }
+}
+
+impl Default for CuckooFilter<DefaultHashBuilder> {
+    /// An empty filter of capacity 0 with the default hasher under a random key, as
+    /// [`with_capacity(0)`](Self::with_capacity) builds it: one bucket, so it accepts four
+    /// items ([`capacity`](Self::capacity) is 4), and it is not growable, so the next insert
+    /// that finds no room returns [`InsertError::Full`](crate::InsertError::Full). Unlike an empty `HashSet`, it never
+    /// grows on its own: build a [`growable`](Builder::growable) filter for that.
+    ///
+    /// # Panics
+    ///
+    /// If the table cannot be allocated.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::{CuckooFilter, InsertError};
+    ///
+    /// let filter = CuckooFilter::default();
+    /// assert!(filter.is_empty());
+    /// assert_eq!(filter.capacity(), 4);
+    /// for key in 0..4u32 {
+    ///     filter.insert(&key)?;
+    /// }
+    /// assert_eq!(filter.insert(&4u32), Err(InsertError::Full));
+    /// # Ok::<(), InsertError>(())
+    /// ```
+    fn default() -> Self {
+        Self::with_capacity(0)
+    }
+}
+
+// These constructors take no value that names a layout, so they build plain filters (a
+// default type parameter does not drive inference: were they generic over the layout,
+// `CuckooFilter::with_capacity(n)` would not compile); `Builder::layout` builds the others.
+impl<S: BuildHasher> CuckooFilter<S> {
+    /// An empty filter of capacity 0 that hashes items with `hasher`: one bucket, four items,
+    /// not growable, as [`Default`] builds with the default hasher. Use
+    /// [`with_capacity_and_hasher`](Self::with_capacity_and_hasher) or
+    /// [`Builder::hasher`] for a larger or growable one.
+    ///
+    /// # Panics
+    ///
+    /// If the table cannot be allocated.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::collections::hash_map::RandomState;
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::with_hasher(RandomState::new());
+    /// filter.insert("one")?;
+    /// assert!(filter.contains("one"));
+    /// assert_eq!(filter.capacity(), 4);
+    /// # Ok::<(), lockfree_cuckoo::InsertError>(())
+    /// ```
+    pub fn with_hasher(hasher: S) -> Self {
+        Self::with_capacity_and_hasher(0, hasher)
+    }
+
+    /// A filter that accepts at least `capacity` distinct items and hashes them with `hasher`,
+    /// as [`with_capacity`](CuckooFilter::with_capacity) does with the default hasher.
+    ///
+    /// The hasher must be deterministic for the filter's lifetime, and the same in every
+    /// process that shares its snapshots or merges with it ([`Builder::hasher`]).
+    ///
+    /// # Panics
+    ///
+    /// If the table cannot be allocated; use [`Builder::hasher`] and [`Builder::try_build`] to
+    /// get an error instead.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use lockfree_cuckoo::{CuckooFilter, DefaultHashBuilder};
+    ///
+    /// let a = CuckooFilter::with_capacity_and_hasher(1_000, DefaultHashBuilder::with_seed(9));
+    /// let b = CuckooFilter::with_capacity_and_hasher(1_000, DefaultHashBuilder::with_seed(9));
+    /// assert!(a.capacity() >= 1_000);
+    /// b.insert(&7u64)?;
+    /// a.merge(&b)?;
+    /// assert!(a.contains(&7u64));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_capacity_and_hasher(capacity: usize, hasher: S) -> Self {
+        Builder::with_hasher(hasher).capacity(capacity).build()
     }
 }

@@ -205,9 +205,9 @@ pub enum LoadError {
     /// [`Builder::layout`](crate::Builder::layout) set to the snapshot's.
     EncodingMismatch {
         /// The filter's encoding.
-        expected: crate::Encoding,
+        expected: crate::encoding::Encoding,
         /// The snapshot's.
-        found: crate::Encoding,
+        found: crate::encoding::Encoding,
     },
     /// The table the snapshot describes could not be allocated.
     AllocationFailed {

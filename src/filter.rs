@@ -4,8 +4,8 @@ use core::fmt;
 use core::hash::{BuildHasher, Hash};
 
 use crate::bucket::plain::Plain;
-use crate::bucket::{Encoding, Layout, LANES};
-use crate::builder::Builder;
+use crate::bucket::{Layout, LANES};
+use crate::encoding::Encoding;
 use crate::error::InsertError;
 use crate::hash;
 use crate::hasher::DefaultHashBuilder;
@@ -19,8 +19,8 @@ use crate::stats::Stats;
 /// The filter is a multiset: an item inserted `k` times is present until removed `k` times. See
 /// the [crate documentation](crate) for the guarantees in full.
 ///
-/// `S` is the hasher ([`Builder::hasher`]) and `E` the buckets' [`Layout`]
-/// ([`Builder::layout`]): [`Plain`], the default, or
+/// `S` is the hasher ([`Builder::hasher`](crate::Builder::hasher)) and `E` the buckets' [`Layout`]
+/// ([`Builder::layout`](crate::Builder::layout)): [`Plain`], the default, or
 /// [`SemiSorted`](crate::SemiSorted). Every operation is compiled for the one layout.
 ///
 /// # Examples
@@ -42,134 +42,6 @@ use crate::stats::Stats;
 pub struct CuckooFilter<S = DefaultHashBuilder, E: Layout = Plain> {
     levels: Levels<E>,
     hasher: S,
-}
-
-impl CuckooFilter<DefaultHashBuilder> {
-    /// A filter that accepts at least `capacity` distinct items, with the default hasher under a
-    /// random key ([`DefaultHashBuilder::new`]).
-    ///
-    /// Inserts from several threads at once reach the capacity too. Past it, inserts succeed
-    /// until the table is about 95% full and then return [`InsertError::Full`].
-    ///
-    /// # Panics
-    ///
-    /// If the table cannot be allocated; use [`builder`](Self::builder) and
-    /// [`Builder::try_build`] to get an error instead.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use lockfree_cuckoo::CuckooFilter;
-    ///
-    /// let filter = CuckooFilter::with_capacity(1_000_000);
-    /// assert!(filter.capacity() >= 1_000_000);
-    /// assert!(filter.memory_usage() < 2_200_000);
-    /// ```
-    pub fn with_capacity(capacity: usize) -> Self {
-        Self::builder().capacity(capacity).build()
-    }
-
-    /// A [`Builder`] with the default hasher under a random key, and capacity 0.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use lockfree_cuckoo::CuckooFilter;
-    ///
-    /// let filter = CuckooFilter::builder().capacity(500).build();
-    /// assert!(filter.capacity() >= 500);
-    /// ```
-    pub fn builder() -> Builder<DefaultHashBuilder> {
-        Builder::new()
-    }
-}
-
-impl Default for CuckooFilter<DefaultHashBuilder> {
-    /// An empty filter of capacity 0 with the default hasher under a random key, as
-    /// [`with_capacity(0)`](Self::with_capacity) builds it: one bucket, so it accepts four
-    /// items ([`capacity`](Self::capacity) is 4), and it is not growable, so the next insert
-    /// that finds no room returns [`InsertError::Full`]. Unlike an empty `HashSet`, it never
-    /// grows on its own: build a [`growable`](Builder::growable) filter for that.
-    ///
-    /// # Panics
-    ///
-    /// If the table cannot be allocated.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use lockfree_cuckoo::{CuckooFilter, InsertError};
-    ///
-    /// let filter = CuckooFilter::default();
-    /// assert!(filter.is_empty());
-    /// assert_eq!(filter.capacity(), 4);
-    /// for key in 0..4u32 {
-    ///     filter.insert(&key)?;
-    /// }
-    /// assert_eq!(filter.insert(&4u32), Err(InsertError::Full));
-    /// # Ok::<(), InsertError>(())
-    /// ```
-    fn default() -> Self {
-        Self::with_capacity(0)
-    }
-}
-
-// Constructors that take no value of the layout's type name no layout either, so that
-// `CuckooFilter::with_hasher(h)` infers one: they build plain filters, and `Builder::layout`
-// the others.
-impl<S: BuildHasher> CuckooFilter<S> {
-    /// An empty filter of capacity 0 that hashes items with `hasher`: one bucket, four items,
-    /// not growable, as [`Default`] builds with the default hasher. Use
-    /// [`with_capacity_and_hasher`](Self::with_capacity_and_hasher) or
-    /// [`Builder::hasher`] for a larger or growable one.
-    ///
-    /// # Panics
-    ///
-    /// If the table cannot be allocated.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::collections::hash_map::RandomState;
-    /// use lockfree_cuckoo::CuckooFilter;
-    ///
-    /// let filter = CuckooFilter::with_hasher(RandomState::new());
-    /// filter.insert("one")?;
-    /// assert!(filter.contains("one"));
-    /// assert_eq!(filter.capacity(), 4);
-    /// # Ok::<(), lockfree_cuckoo::InsertError>(())
-    /// ```
-    pub fn with_hasher(hasher: S) -> Self {
-        Self::with_capacity_and_hasher(0, hasher)
-    }
-
-    /// A filter that accepts at least `capacity` distinct items and hashes them with `hasher`,
-    /// as [`with_capacity`](CuckooFilter::with_capacity) does with the default hasher.
-    ///
-    /// The hasher must be deterministic for the filter's lifetime, and the same in every
-    /// process that shares its snapshots or merges with it ([`Builder::hasher`]).
-    ///
-    /// # Panics
-    ///
-    /// If the table cannot be allocated; use [`Builder::hasher`] and [`Builder::try_build`] to
-    /// get an error instead.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use lockfree_cuckoo::{CuckooFilter, DefaultHashBuilder};
-    ///
-    /// let a = CuckooFilter::with_capacity_and_hasher(1_000, DefaultHashBuilder::with_seed(9));
-    /// let b = CuckooFilter::with_capacity_and_hasher(1_000, DefaultHashBuilder::with_seed(9));
-    /// assert!(a.capacity() >= 1_000);
-    /// b.insert(&7u64)?;
-    /// a.merge(&b)?;
-    /// assert!(a.contains(&7u64));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn with_capacity_and_hasher(capacity: usize, hasher: S) -> Self {
-        Builder::with_hasher(hasher).capacity(capacity).build()
-    }
 }
 
 impl<S: BuildHasher, E: Layout> CuckooFilter<S, E> {
@@ -415,104 +287,6 @@ impl<S: BuildHasher, E: Layout> CuckooFilter<S, E> {
     pub fn remove_hash(&self, hash: u64) -> bool {
         let mixed = hash::mix(hash);
         self.levels.remove(mixed)
-    }
-
-    /// **Unstable, for tests** (feature `test-hooks`): a hash whose first bucket is `bucket`
-    /// and whose fingerprint is `fingerprint` (in `1..=0xFFFE`) in level 0, for use with the
-    /// `*_hash` methods.
-    #[cfg(feature = "test-hooks")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
-    pub fn hash_for_slot(&self, bucket: usize, fingerprint: u32) -> u64 {
-        self.hash_for_slot_in_level(0, bucket, fingerprint)
-    }
-
-    /// **Unstable, for tests** (feature `test-hooks`): [`hash_for_slot`](Self::hash_for_slot)
-    /// in level `level` (0 the oldest) of a grown filter.
-    ///
-    /// # Panics
-    ///
-    /// If the filter has no such level, or `fingerprint` is 0 or 0xFFFF.
-    #[cfg(feature = "test-hooks")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
-    pub fn hash_for_slot_in_level(&self, level: usize, bucket: usize, fingerprint: u32) -> u64 {
-        let fingerprint = test_fingerprint(fingerprint);
-        self.levels.level(level).hash_for_slot(bucket, fingerprint)
-    }
-
-    /// **Unstable, for tests** (feature `test-hooks`): the first bucket, second bucket and
-    /// fingerprint of a hash in level 0.
-    #[cfg(feature = "test-hooks")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
-    pub fn slots_for_hash(&self, hash: u64) -> (usize, usize, u32) {
-        self.slots_for_hash_in_level(0, hash)
-    }
-
-    /// **Unstable, for tests** (feature `test-hooks`): [`slots_for_hash`](Self::slots_for_hash)
-    /// in level `level` (0 the oldest) of a grown filter.
-    ///
-    /// # Panics
-    ///
-    /// If the filter has no such level.
-    #[cfg(feature = "test-hooks")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
-    pub fn slots_for_hash_in_level(&self, level: usize, hash: u64) -> (usize, usize, u32) {
-        let s = self.levels.level(level).slots(hash::mix(hash));
-        (s.first, s.second, s.fingerprint.get())
-    }
-
-    /// **Unstable, for tests** (feature `test-hooks`): how many copies of `fingerprint` bucket
-    /// `bucket` of level 0 holds (a plain read).
-    #[cfg(feature = "test-hooks")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
-    pub fn fingerprint_count(&self, bucket: usize, fingerprint: u32) -> usize {
-        self.fingerprint_count_in_level(0, bucket, fingerprint)
-    }
-
-    /// **Unstable, for tests** (feature `test-hooks`):
-    /// [`fingerprint_count`](Self::fingerprint_count) in level `level` (0 the oldest) of a grown
-    /// filter.
-    ///
-    /// # Panics
-    ///
-    /// If the filter has no such level, or `fingerprint` is 0 or 0xFFFF.
-    #[cfg(feature = "test-hooks")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
-    pub fn fingerprint_count_in_level(
-        &self,
-        level: usize,
-        bucket: usize,
-        fingerprint: u32,
-    ) -> usize {
-        let fingerprint = test_fingerprint(fingerprint);
-        self.levels.level(level).fingerprint_count(bucket, fingerprint)
-    }
-
-    /// **Unstable, for tests** (feature `test-hooks`): [`insert_hash`](Self::insert_hash) in a
-    /// growable filter as a thread makes it whose first look at the levels was taken when the
-    /// filter had `levels` levels (1: level 0 alone), and which another thread's growths have
-    /// overtaken since.
-    ///
-    /// # Errors
-    ///
-    /// As [`insert_hash`](Self::insert_hash).
-    ///
-    /// # Panics
-    ///
-    /// If the filter is fixed, or `levels` is 0 or more than it has.
-    #[cfg(feature = "test-hooks")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
-    pub fn insert_hash_as_of(&self, levels: usize, hash: u64) -> Result<(), InsertError> {
-        assert!(levels > 0, "a filter has at least one level");
-        self.levels.insert_as_of(levels, hash::mix(hash))
-    }
-
-    /// **Unstable, for tests** (feature `test-hooks`): adds a level to a growable filter now, as
-    /// an insert that finds the newest level full does. Returns whether a level newer than the
-    /// one this call saw exists afterwards (false for a fixed filter or at the ceiling).
-    #[cfg(feature = "test-hooks")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "test-hooks")))]
-    pub fn grow_now(&self) -> bool {
-        self.levels.grow_now()
     }
 
     /// The hasher that maps items to fingerprints and buckets.
@@ -817,11 +591,4 @@ impl<S, E: Layout> fmt::Debug for CuckooFilter<S, E> {
             .field("memory_usage", &self.memory_usage())
             .finish_non_exhaustive()
     }
-}
-
-/// A test hook's fingerprint argument, checked.
-#[cfg(feature = "test-hooks")]
-fn test_fingerprint(value: u32) -> crate::fingerprint::Fingerprint {
-    crate::fingerprint::Fingerprint::from_entry(value)
-        .expect("a fingerprint is below 2^17, with its low 16 bits in 1..=0xFFFE")
 }

@@ -241,20 +241,23 @@
 // First: rustdoc lists a type's methods in the order of the modules that declare them, so the
 // filter's page leads with construction and the three operations, then batches, merges and
 // snapshots.
+mod builder;
 mod filter;
 
 mod batch;
 mod bucket;
-mod builder;
-#[cfg(feature = "test-hooks")]
-mod crafted;
+mod encoding;
 mod error;
 mod fingerprint;
 mod hash;
 mod hasher;
+#[cfg(feature = "test-hooks")]
+mod hooks;
 mod levels;
 mod merge;
 mod pending;
+mod pipeline;
+mod published;
 mod sizing;
 mod snapshot;
 mod stats;
@@ -263,8 +266,9 @@ mod table;
 
 pub use bucket::plain::Plain;
 pub use bucket::semi_sorted::SemiSorted;
-pub use bucket::{Encoding, Layout};
+pub use bucket::Layout;
 pub use builder::Builder;
+pub use encoding::Encoding;
 pub use error::{BuildError, ChunkError, InsertError, LoadError, MergeError};
 pub use filter::CuckooFilter;
 pub use hasher::{AHashBuilder, DefaultHashBuilder, DefaultHasher};

@@ -12,7 +12,7 @@ use crate::error::MergeError;
 use crate::filter::CuckooFilter;
 use crate::hash::{alt_index, Slots};
 use crate::levels::Levels;
-use crate::snapshot::probes;
+use crate::snapshot::format::probes;
 
 impl<S: BuildHasher, E: Layout> CuckooFilter<S, E> {
     /// Adds every fingerprint of `other` to this filter: afterwards, every item of `other`

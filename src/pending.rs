@@ -33,15 +33,11 @@
 //!   Counting a key's entries ([`Block::count`]) reads them Relaxed and owns nothing: it
 //!   decides whether a remove records a removal and whether a settle completes them, and the
 //!   remove's announcement (`levels`, "Settling") orders it.
-//! - **Overflow blocks** are published as levels are (`levels`, "Publication"): built, then
-//!   CASed onto `newest` with AcqRel, read through Acquire loads of `newest`; a block's link never
-//!   changes, and blocks are freed only through `&mut`. A level's own block is published with
-//!   its level.
-
-use core::ptr;
+//! - **Blocks** are published with their level, and overflow blocks on a list of their own of
+//!   the same type (`published`, "Publication").
 
 use crate::fingerprint::Fingerprint;
-use crate::sync::{self, AtomicPtr, AtomicU64, Ordering, UnsafeCell};
+use crate::sync::{self, AtomicU64, Ordering};
 
 /// Entries an item's key may occupy, from its home position on: a register or claim reads at
 /// most this many words of a block.
@@ -70,6 +66,11 @@ pub(crate) struct Block {
 impl Block {
     fn new(entries: usize) -> Self {
         Self { entries: (0..entries).map(|_| AtomicU64::new(0)).collect() }
+    }
+
+    /// An overflow block of at least `entries` entries.
+    pub(crate) fn overflow(entries: usize) -> Self {
+        Self::new(entries.max(MIN_ENTRIES))
     }
 
     /// The block of a level of `buckets` buckets.
@@ -141,120 +142,10 @@ impl Block {
     }
 }
 
-/// The overflow blocks of a filter, newest first.
-pub(crate) struct Overflow {
-    /// The newest block, which links to the older ones; null while there is none.
-    newest: AtomicPtr<Link>,
-}
-
-/// An overflow block and its link to the one before.
-struct Link {
-    block: Block,
-    /// The block before this one; null for the first. Written before the block is published
-    /// and never again; a cell so that loom sees the publication.
-    older: UnsafeCell<*const Link>,
-}
-
-impl Link {
-    fn older(&self) -> *const Link {
-        // SAFETY: `older` is written only when the link is built, and every thread that reaches
-        // a link did so through an Acquire load of the Release CAS that published it (or owns
-        // the chain through `&mut`), so the write happens-before this read.
-        self.older.with(|older| unsafe { *older })
-    }
-}
-
-impl Overflow {
-    pub(crate) fn new() -> Self {
-        Self { newest: AtomicPtr::new(ptr::null_mut()) }
-    }
-
-    #[inline]
-    fn newest(&self) -> *const Link {
-        // Acquire: pairs with the AcqRel publication in `grow`, so the block and its chain are
-        // seen as built.
-        self.newest.load(Ordering::Acquire).cast_const()
-    }
-
-    /// The overflow blocks, newest first.
-    pub(crate) fn blocks(&self) -> impl Iterator<Item = &Block> {
-        let mut next = self.newest();
-        core::iter::from_fn(move || {
-            // SAFETY: `next` came from `newest` or a link; published links live until `&mut
-            // self` frees them, and `self` is borrowed here.
-            let link = unsafe { next.as_ref() }?;
-            next = link.older();
-            Some(&link.block)
-        })
-    }
-
-    /// Adds a block twice as large as the newest one (or as `first`, if there is none), unless
-    /// another thread added one first; then there is a newer block either way.
-    pub(crate) fn grow(&self, first: usize) {
-        let seen = self.newest();
-        // SAFETY: as in `blocks`.
-        let entries = unsafe { seen.as_ref() }.map_or(first, |link| link.block.len()) * 2;
-        let link = Box::into_raw(Box::new(Link {
-            block: Block::new(entries.max(MIN_ENTRIES)),
-            older: UnsafeCell::new(seen),
-        }));
-        // AcqRel. Release: publishes the block's entries and link to the Acquire loads in
-        // `newest`. Acquire (on success and on failure): nothing this thread reads next depends
-        // on it. A failed CAS only frees this thread's own unpublished block; the winner's block
-        // is read later through `newest`, whose own Acquire load orders it. The Acquire keeps
-        // the CAS a load like any other of `newest`.
-        let published = self.newest.compare_exchange(
-            seen.cast_mut(),
-            link,
-            Ordering::AcqRel,
-            Ordering::Acquire,
-        );
-        if published.is_err() {
-            // SAFETY: `link` was leaked above and the CAS that would have published it failed,
-            // so no other thread has seen it.
-            drop(unsafe { Box::from_raw(link) });
-        }
-    }
-
-    pub(crate) fn memory_usage(&self) -> usize {
-        let links = self.blocks().count() * (core::mem::size_of::<Link>());
-        links + self.blocks().map(Block::memory_usage).sum::<usize>()
-    }
-
-    /// Frees every block.
-    pub(crate) fn clear(&mut self) {
-        // Relaxed: `&mut self` means no other thread can reach the blocks.
-        let mut next = self.newest.swap(ptr::null_mut(), Ordering::Relaxed).cast_const();
-        while !next.is_null() {
-            // SAFETY: every link in the chain was leaked by `grow` and is owned by this chain
-            // alone; `&mut self` means no other thread can reach it, and `next` moves on before
-            // the box is dropped.
-            let link = unsafe { Box::from_raw(next.cast_mut()) };
-            next = link.older();
-        }
-    }
-}
-
-impl Drop for Overflow {
-    fn drop(&mut self) {
-        // As in `Levels`: a loom model that fails drops its filter while unwinding, before it
-        // joined the threads that added blocks; leak them there instead.
-        if sync::MODEL_CHECKING && std::thread::panicking() {
-            return;
-        }
-        self.clear();
-    }
-}
-
-impl core::fmt::Debug for Overflow {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        let blocks: Vec<usize> = self.blocks().map(Block::len).collect();
-        f.debug_struct("Overflow").field("blocks", &blocks).finish()
-    }
-}
-
 #[cfg(all(test, not(loom)))]
 mod tests {
+    use core::ptr;
+
     use super::*;
 
     /// `n` keys whose windows in `block` start at the same entry.

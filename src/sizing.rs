@@ -1,4 +1,5 @@
-//! How many buckets a requested capacity needs, and how many items a bucket count promises.
+//! How many buckets a requested capacity needs, how many items a bucket count promises, and
+//! how large a growable filter's next level is.
 //!
 //! Measured with the crate's breadth-first insert (paths of at most
 //! [`MAX_PATH_LEN`](crate::stats::MAX_PATH_LEN) relocations), random tables first refuse an insert
@@ -8,6 +9,70 @@
 //! promise.
 
 use crate::bucket::LANES;
+
+/// The most levels a filter has: level 0 and 31 growths. At [`GROWTH_FACTOR`] 4 the 31st growth
+/// of a one-bucket filter would need 2^62 buckets, more than any address space holds.
+pub(crate) const MAX_LEVELS: usize = 32;
+
+/// Buckets of a new level, in buckets of the level before it. Four keeps the levels of a 1,000×
+/// growth to six, so lookups read few levels, and the false-positive rate (the sum of the
+/// levels') under 0.1%; the cost is memory: the newest level is often mostly empty.
+pub(crate) const GROWTH_FACTOR: usize = 4;
+
+/// Where a growable filter stops growing: no level is added that would take the filter past
+/// either limit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Ceiling {
+    /// The most items the filter's levels promise together ([`capacity_of`]).
+    pub(crate) items: Option<usize>,
+    /// The most bytes the filter takes (its `memory_usage`).
+    pub(crate) bytes: Option<usize>,
+}
+
+/// A growable filter as a growth finds it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Size {
+    pub(crate) levels: usize,
+    pub(crate) newest_buckets: usize,
+    /// Items the levels promise together ([`capacity_of`] of each).
+    pub(crate) promised: usize,
+    /// Bytes the filter takes.
+    pub(crate) bytes: usize,
+}
+
+/// The bucket count of the level to add to a filter of `size`, if `level_limit` levels and the
+/// ceiling allow one; `level_bytes(buckets)` is what a level of `buckets` buckets takes.
+pub(crate) fn next_level(
+    size: Size,
+    level_limit: usize,
+    ceiling: Ceiling,
+    level_bytes: impl Fn(usize) -> usize,
+) -> Option<usize> {
+    if size.levels >= level_limit {
+        return None;
+    }
+    let mut buckets = size.newest_buckets.checked_mul(GROWTH_FACTOR)?;
+    if let Some(items) = ceiling.items {
+        let room = items.checked_sub(size.promised).filter(|&room| room > 0)?;
+        // A room too large to allocate leaves the growth factor's size.
+        if let Some(fits) = buckets_for(room) {
+            buckets = buckets.min(fits);
+        }
+    }
+    if let Some(bytes) = ceiling.bytes {
+        let room = bytes.checked_sub(size.bytes)?;
+        buckets = buckets.min(room / core::mem::size_of::<u64>());
+        while buckets > 0 && level_bytes(buckets) > room {
+            buckets -= (buckets / 64).max(1);
+        }
+        // Smaller, a level would cost every absent lookup its reads for little room: once a
+        // level took the room left to within the sizing's steps, what remains stays unused.
+        if buckets < size.newest_buckets / GROWTH_FACTOR {
+            return None;
+        }
+    }
+    (buckets > 0).then_some(buckets)
+}
 
 /// The load factor promised by large tables.
 const LOAD: f64 = 0.94;
@@ -110,6 +175,51 @@ mod tests {
         assert!(!is_full(0, 256));
         assert!(!is_full(901, 273), "273 buckets promise 1,002");
         assert!(is_full(902, 273));
+    }
+
+    /// A level costs its buckets' words and 1,000 bytes besides, in these tests.
+    fn level_bytes(buckets: usize) -> usize {
+        buckets * 8 + 1_000
+    }
+
+    fn size(levels: usize, newest_buckets: usize, promised: usize, bytes: usize) -> Size {
+        Size { levels, newest_buckets, promised, bytes }
+    }
+
+    #[test]
+    fn a_level_has_four_times_the_buckets_of_the_newest_up_to_the_level_limit() {
+        let unbounded = Ceiling::default();
+        assert_eq!(next_level(size(1, 10, 0, 0), MAX_LEVELS, unbounded, level_bytes), Some(40));
+        assert_eq!(next_level(size(3, 640, 0, 0), 4, unbounded, level_bytes), Some(2_560));
+        assert_eq!(next_level(size(4, 640, 0, 0), 4, unbounded, level_bytes), None);
+        assert_eq!(next_level(size(1, usize::MAX / 2, 0, 0), 2, unbounded, level_bytes), None);
+    }
+
+    #[test]
+    fn an_item_ceiling_sizes_the_last_level_to_reach_it_and_adds_none_past_it() {
+        let ceiling = Ceiling { items: Some(1_000), bytes: None };
+        let last = next_level(size(2, 40, 900, 0), MAX_LEVELS, ceiling, level_bytes).unwrap();
+        assert_eq!(last, buckets_for(100).unwrap());
+        assert_eq!(next_level(size(2, 40, 1_000, 0), MAX_LEVELS, ceiling, level_bytes), None);
+        assert_eq!(next_level(size(2, 40, 1_001, 0), MAX_LEVELS, ceiling, level_bytes), None);
+    }
+
+    #[test]
+    fn a_memory_ceiling_sizes_the_last_level_to_the_room_left_but_not_under_a_quarter() {
+        let ceiling = |bytes| Ceiling { items: None, bytes: Some(bytes) };
+        let at = |room| {
+            next_level(size(2, 1_600, 0, 50_000), MAX_LEVELS, ceiling(50_000 + room), level_bytes)
+        };
+        assert_eq!(at(level_bytes(6_400)), Some(6_400), "room for the growth factor's size");
+        let sized = at(level_bytes(1_000)).unwrap();
+        assert!(level_bytes(sized) <= level_bytes(1_000) && sized > 1_000 - 1_000 / 32, "{sized}");
+        let quarter = at(level_bytes(400 + 400 / 16)).expect("room for a quarter of the newest");
+        assert!((400..=425).contains(&quarter), "{quarter}");
+        assert_eq!(at(level_bytes(400) - 1), None, "room under a quarter of the newest");
+        assert_eq!(
+            next_level(size(2, 1_600, 0, 50_001), MAX_LEVELS, ceiling(50_000), level_bytes),
+            None
+        );
     }
 
     #[test]

@@ -3,8 +3,9 @@
 //! Lane `k` occupies bits `16k..16k+16`; the value 0 marks an empty lane, and no lane ever holds
 //! 0xFFFF, which no plain [`Fingerprint`] is (so no word is [`UNUSED_WORD`]).
 
-use super::{any_match, nonzero_lanes, BucketEncoding, Encoding, HIGH_BITS, LANES, LANE_BITS};
+use super::{any_match, nonzero_lanes, BucketEncoding, HIGH_BITS, LANES, LANE_BITS};
 use super::{unmasked_zero_lane_flags, LOW_BITS, UNUSED_WORD};
+use crate::encoding::Encoding;
 use crate::error::LoadError;
 use crate::fingerprint::Fingerprint;
 
@@ -24,7 +25,7 @@ pub struct Plain;
 
 impl BucketEncoding for Plain {
     const ENCODING: Encoding = Encoding::Plain;
-    const FINGERPRINT_BITS: u32 = 16;
+    const FINGERPRINT_BITS: u32 = Encoding::Plain.fingerprint_bits();
 
     #[inline(always)]
     fn fingerprint(mixed: u64) -> Fingerprint {

@@ -27,9 +27,9 @@
 
 use super::pair::{Lanes, WordPair};
 use super::{
-    any_match, flagged_lanes, nonzero_lanes, BucketEncoding, Encoding, HIGH_BITS, LANES, LANE_BITS,
-    LOW_BITS,
+    any_match, flagged_lanes, nonzero_lanes, BucketEncoding, HIGH_BITS, LANES, LANE_BITS, LOW_BITS,
 };
+use crate::encoding::Encoding;
 use crate::error::LoadError;
 use crate::fingerprint::Fingerprint;
 
@@ -270,7 +270,7 @@ fn sorts_below(highs: u64, nibbles: u64, fingerprint: Fingerprint) -> u64 {
 
 impl BucketEncoding for SemiSorted {
     const ENCODING: Encoding = Encoding::SemiSorted;
-    const FINGERPRINT_BITS: u32 = 17;
+    const FINGERPRINT_BITS: u32 = Encoding::SemiSorted.fingerprint_bits();
 
     #[inline(always)]
     fn fingerprint(mixed: u64) -> Fingerprint {

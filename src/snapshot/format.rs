@@ -11,10 +11,11 @@ use crc::{Crc, Digest, Table, CRC_64_XZ};
 
 use crate::bucket::plain::Plain;
 use crate::bucket::semi_sorted::SemiSorted;
-use crate::bucket::{BucketEncoding, Encoding, LANES};
+use crate::bucket::{BucketEncoding, LANES};
+use crate::encoding::Encoding;
 use crate::error::LoadError;
 use crate::hasher::adopt_snapshot_key;
-use crate::levels::{Ceiling, MAX_LEVELS};
+use crate::sizing::{Ceiling, MAX_LEVELS};
 use crate::table::ScannedWords;
 
 // FORMAT.md, the layout table.

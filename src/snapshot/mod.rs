@@ -14,19 +14,19 @@
 //! filter's users.
 
 mod chunked;
-mod format;
+pub(crate) mod format;
 
 pub use chunked::ChunkedSnapshot;
 
-pub(crate) use format::probes;
 #[cfg(feature = "serde")]
 mod serde_bytes;
 
 use core::hash::BuildHasher;
 use std::io::{self, Read, Write};
 
-use crate::bucket::{BucketEncoding, Encoding, Layout};
+use crate::bucket::{BucketEncoding, Layout};
 use crate::builder::Builder;
+use crate::encoding::Encoding;
 use crate::error::LoadError;
 use crate::filter::CuckooFilter;
 use crate::hasher::DefaultHashBuilder;

@@ -147,6 +147,7 @@ use crate::bucket::{self, BucketEncoding, LANES};
 use crate::error::{BuildError, InsertError};
 use crate::fingerprint::Fingerprint;
 use crate::hash::{self, Slots};
+use crate::pipeline::pipelined;
 use crate::stats::{Counters, Event, Stats};
 use crate::sync::{self, load_for_update, reload_for_update, AtomicU64, Ordering};
 
@@ -204,6 +205,19 @@ impl FirstRead {
     pub(crate) fn validated(self) -> bool {
         self.changes == 0
     }
+}
+
+/// Why a table refused an item ([`Table::try_place`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Refused {
+    /// The table is not full (`sizing::is_full`): every path from the item's buckets was taken
+    /// (items aimed at a few buckets do that at will), or its copies fill them. Counted as
+    /// crowded in the stats.
+    Crowded,
+    /// The table is full and the item's copies fill its buckets.
+    OwnCopies,
+    /// The table is full, and the item's buckets hold other fingerprints.
+    TableFull,
 }
 
 /// A table of bucket words in encoding `E`.
@@ -349,7 +363,10 @@ impl<E: BucketEncoding> Table<E> {
     pub(crate) fn occupied(&self, index: usize) -> usize {
         E::occupied(self.buckets[index].load(Ordering::Acquire))
     }
+}
 
+// Lookups: the validated reads, and the plain reads that are only hints.
+impl<E: BucketEncoding> Table<E> {
     /// The slots of the item whose mixed hash is `mixed` in this table: both buckets below
     /// [`bucket_count`](Self::bucket_count), as `hash::index` and `hash::alt_index` stay below the
     /// count they are given. [`contains_at`](Self::contains_at) relies on it.
@@ -379,13 +396,30 @@ impl<E: BucketEncoding> Table<E> {
     /// `slots` must come from this table's [`slots`](Self::slots): the lookup indexes the table
     /// and its stripes without bounds checks.
     #[inline]
-    pub(crate) unsafe fn contains_at(&self, slots: Slots) -> bool {
+    unsafe fn contains_at(&self, slots: Slots) -> bool {
         // SAFETY: the caller's contract.
         let read = unsafe { self.first_read_at(slots) };
         if read.answers() {
             return read.found();
         }
         self.contains_retry(slots.first, slots.second, slots.fingerprint)
+    }
+
+    /// `out[i] = contains(item i)` for every `i`, where `mixed_at(i)` is item `i`'s mixed hash,
+    /// each item's buckets prefetched a window ahead (`pipeline`).
+    #[inline]
+    pub(crate) fn contains_batch(&self, mixed_at: impl Fn(usize) -> u64, out: &mut [bool]) {
+        let slots_at = |i| self.slots(mixed_at(i));
+        pipelined(
+            out.len(),
+            slots_at,
+            |slots| self.prefetch(slots),
+            |i, slots| {
+                // SAFETY: `slots_at` takes the slots from this table's `slots`.
+                out[i] = unsafe { self.contains_at(slots) };
+                true
+            },
+        );
     }
 
     /// [`contains`](Self::contains) for an encoding whose lookups test in two steps
@@ -518,7 +552,7 @@ impl<E: BucketEncoding> Table<E> {
     }
 
     /// Whether every lane of the item's buckets holds its fingerprint ([`matches`](Self::matches)).
-    pub(crate) fn filled_with(&self, slots: Slots) -> bool {
+    fn filled_with(&self, slots: Slots) -> bool {
         let lanes = if slots.first == slots.second { LANES } else { 2 * LANES };
         self.matches(slots) == lanes
     }
@@ -536,38 +570,69 @@ impl<E: BucketEncoding> Table<E> {
         sync::prefetch(&self.buckets[slots.first]);
         sync::prefetch(&self.buckets[slots.second]);
     }
+}
 
+// Updates: inserts with their cuckoo paths, and removes.
+impl<E: BucketEncoding> Table<E> {
     /// Stores the item: an empty lane in either bucket, else a committed cuckoo path. A refusal
     /// is counted in the stats.
     pub(crate) fn insert(&self, slots: Slots) -> Result<(), InsertError> {
-        let inserted = self.try_insert(slots);
-        if inserted.is_err() {
-            self.record_refused(slots.first);
+        match self.try_place(slots) {
+            Ok(_) => Ok(()),
+            Err(why) => {
+                self.record_refused(slots.first, why);
+                Err(InsertError::Full)
+            }
         }
-        inserted.map(drop)
     }
 
-    /// Counts an insert that this table, and every other place the filter tried, refused, and
-    /// whether it was crowded: refused while the table was not full.
-    pub(crate) fn record_refused(&self, bucket: usize) {
+    /// [`insert`](Self::insert) of item `i` for every `i` in `0..len`, in order, until one is
+    /// refused, where `mixed_at(i)` is item `i`'s mixed hash, each item's buckets prefetched a
+    /// window ahead (`pipeline`). Returns how many were stored.
+    #[inline]
+    pub(crate) fn insert_batch(&self, len: usize, mixed_at: impl Fn(usize) -> u64) -> usize {
+        let slots_at = |i| self.slots(mixed_at(i));
+        pipelined(
+            len,
+            slots_at,
+            |slots| self.prefetch(slots),
+            |_, slots| self.insert(slots).is_ok(),
+        )
+    }
+
+    /// Counts an insert that this table, and every other place the filter tried, refused for
+    /// `why`.
+    pub(crate) fn record_refused(&self, bucket: usize, why: Refused) {
         self.counters.record(bucket, Event::Refused);
-        if !self.is_full() {
+        if why == Refused::Crowded {
             self.counters.record(bucket, Event::Crowded);
         }
     }
 
-    /// Whether the table holds at least the share of its promise from which it counts as full
-    /// (`sizing::is_full`): only then may a growable filter add a level above it. Read from the
-    /// sharded counters, so approximate while inserts run, which only moves the edge by the
-    /// inserts in flight.
-    pub(crate) fn is_full(&self) -> bool {
-        crate::sizing::is_full(self.len(), self.bucket_count())
+    /// [`insert`](Self::insert) without counting a refusal (a growable filter refused by a
+    /// level may store the item elsewhere): how many fingerprints the insert relocated, or why
+    /// it was refused.
+    #[inline]
+    pub(crate) fn try_place(&self, slots: Slots) -> Result<usize, Refused> {
+        self.try_insert(slots).map_err(|InsertError::Full| self.why_refused(slots))
     }
 
-    /// [`insert`](Self::insert) without counting a refusal (a growable filter that is refused by
-    /// its newest level adds a level rather than refusing the item), returning how many
-    /// fingerprints the insert relocated.
-    pub(crate) fn try_insert(&self, slots: Slots) -> Result<usize, InsertError> {
+    /// Why the table refuses the item, or would: from the sharded counters (`sizing::is_full`,
+    /// approximate while inserts run, which only moves the edge by the inserts in flight) and a
+    /// plain read of its buckets.
+    #[cold]
+    pub(crate) fn why_refused(&self, slots: Slots) -> Refused {
+        if !crate::sizing::is_full(self.len(), self.bucket_count()) {
+            Refused::Crowded
+        } else if self.filled_with(slots) {
+            Refused::OwnCopies
+        } else {
+            Refused::TableFull
+        }
+    }
+
+    /// Stores the item, returning how many fingerprints the insert relocated.
+    fn try_insert(&self, slots: Slots) -> Result<usize, InsertError> {
         // The second bucket is needed whenever the first is full (most inserts at high load);
         // in a table larger than the cache, start loading it now rather than after the first.
         sync::prefetch(&self.buckets[slots.second]);
