@@ -1,7 +1,8 @@
 //! Stress tests for items that share a fingerprint and a bucket pair ("colliding" items), the
 //! case where copies of one fingerprint move between the two buckets without a relocation: an
 //! insert lands in one bucket and a remove takes the copy in the other. Lookups, removes,
-//! relocations and snapshots must all see such a move.
+//! relocations and snapshots must all see such a move, in both bucket layouts (a semi-sorted
+//! write also re-sorts the copies that stay in its bucket).
 //!
 //! Every scenario is built from crafted items (through `hash_for_slot`/`slots_for_hash`, never
 //! the hash mapping itself) in small tables: one-bucket "fillers" that no path can move keep
@@ -13,12 +14,13 @@
 //! - a *relocator* is a collider over a bucket's filler: inserting one more copy into a full
 //!   bucket needs a path that relocates the colliding fingerprint out of it;
 //! - a *reader* loops `contains` over the stable items, in both read orders of each pair;
-//! - a *snapshotter* loops `to_bytes`/`write_to` and `from_bytes`, checking the loaded copy.
+//! - a *snapshotter* loops `to_bytes`/`write_to` and `Builder::load`, checking the loaded copy.
 //!
 //! Items the main thread inserts before the workers start are stable: never removed while the
 //! workers run, so they must always be found. At the end every count must be exact.
 //!
-//! Each test has a short default variant and a long `#[ignore]`d one for release builds:
+//! Each test runs every scenario once per layout, in a short default variant and a long
+//! `#[ignore]`d one for release builds:
 //! `cargo test --release --test growth -- --ignored --nocapture collisions::`.
 
 use std::collections::HashSet;
@@ -26,11 +28,21 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use lockfree_cuckoo::CuckooFilter;
+use lockfree_cuckoo::{CuckooFilter, DefaultHashBuilder, Layout, Plain, SemiSorted};
 
-/// Duration of the default variants (under the test profile's opt-level 1).
+type Filter<L> = CuckooFilter<DefaultHashBuilder, L>;
+
+/// `L`'s name, for the messages.
+fn name<L: Layout>() -> &'static str {
+    std::any::type_name::<L>().rsplit("::").next().unwrap_or("?")
+}
+
+/// Duration of the default variants' plain runs (under the test profile's opt-level 1).
 const SHORT: Duration = Duration::from_secs(1);
-/// Duration of the `#[ignore]`d variants, run in release.
+/// Duration of the default variants' semi-sorted runs: shorter, so that the default run of the
+/// suite stays short; the long variants give both layouts [`LONG`].
+const SHORT_SEMI_SORTED: Duration = Duration::from_millis(500);
+/// Duration of the `#[ignore]`d variants, per layout, run in release.
 const LONG: Duration = Duration::from_secs(20);
 /// Fillers that make a bucket full together with one copy of the colliding fingerprint.
 const FULL: usize = 3;
@@ -45,7 +57,7 @@ struct Item {
 }
 
 impl Item {
-    fn new(filter: &CuckooFilter, primary: usize, fingerprint: u32) -> Item {
+    fn new<L: Layout>(filter: &Filter<L>, primary: usize, fingerprint: u32) -> Item {
         let hash = filter.hash_for_slot(primary, fingerprint);
         let (first, second, fingerprint) = filter.slots_for_hash(hash);
         Item { hash, fingerprint, first, second }
@@ -53,7 +65,7 @@ impl Item {
 
     /// The same fingerprint and pair reached through the other bucket: lookups and removes scan
     /// `first` before `second`, so this is the other read order.
-    fn flipped(self, filter: &CuckooFilter) -> Item {
+    fn flipped<L: Layout>(self, filter: &Filter<L>) -> Item {
         let flipped = Item::new(filter, self.second, self.fingerprint);
         assert_eq!(
             (flipped.first, flipped.second, flipped.fingerprint),
@@ -64,7 +76,7 @@ impl Item {
     }
 
     /// Copies of the fingerprint over both buckets of the pair.
-    fn copies(self, filter: &CuckooFilter) -> usize {
+    fn copies<L: Layout>(self, filter: &Filter<L>) -> usize {
         let second = if self.second == self.first {
             0
         } else {
@@ -73,15 +85,15 @@ impl Item {
         filter.fingerprint_count(self.first, self.fingerprint) + second
     }
 
-    fn insert(self, filter: &CuckooFilter) -> bool {
+    fn insert<L: Layout>(self, filter: &Filter<L>) -> bool {
         filter.insert_hash(self.hash).is_ok()
     }
 
-    fn contains(self, filter: &CuckooFilter) -> bool {
+    fn contains<L: Layout>(self, filter: &Filter<L>) -> bool {
         filter.contains_hash(self.hash)
     }
 
-    fn remove(self, filter: &CuckooFilter) -> bool {
+    fn remove<L: Layout>(self, filter: &Filter<L>) -> bool {
         filter.remove_hash(self.hash)
     }
 
@@ -108,7 +120,12 @@ impl Picker {
 
     /// An unused fingerprint whose two buckets are both `bucket` (no path can move it), other
     /// than `except`.
-    fn one_bucket(&self, filter: &CuckooFilter, bucket: usize, except: u32) -> Option<Item> {
+    fn one_bucket<L: Layout>(
+        &self,
+        filter: &Filter<L>,
+        bucket: usize,
+        except: u32,
+    ) -> Option<Item> {
         (1..=0xFFFF)
             .filter(|f| *f != except && !self.fingerprints.contains(f))
             .map(|f| Item::new(filter, bucket, f))
@@ -118,9 +135,9 @@ impl Picker {
     /// A fresh fingerprint with its pair: `home` (the first bucket of the returned item) taken
     /// from `homes`, the other bucket accepted by `away_ok(home, away)`; both buckets unused, in
     /// different cache lines, and each with a one-bucket filler fingerprint.
-    fn collision(
+    fn collision<L: Layout>(
         &mut self,
-        filter: &CuckooFilter,
+        filter: &Filter<L>,
         homes: impl IntoIterator<Item = usize>,
         away_ok: impl Fn(usize, usize) -> bool,
     ) -> Collision {
@@ -179,7 +196,7 @@ impl Collision {
     /// Fills the home bucket with `home_fillers` fillers, inserts the stable copy there (its
     /// first bucket, so it lands there while the bucket has room), then `away_fillers` fillers in
     /// the away bucket.
-    fn place(&self, filter: &CuckooFilter, home_fillers: usize, away_fillers: usize) {
+    fn place<L: Layout>(&self, filter: &Filter<L>, home_fillers: usize, away_fillers: usize) {
         for _ in 0..home_fillers {
             assert!(self.home_filler.insert(filter), "setup: home bucket has no room");
         }
@@ -249,7 +266,8 @@ impl Tally {
     }
 
     /// Prints the tally and the final-state problems, then fails if there is any failure.
-    fn finish(&self, name: &str, filter: &CuckooFilter, problems: Vec<String>) {
+    fn finish<L: Layout>(&self, scenario: &str, filter: &Filter<L>, problems: Vec<String>) {
+        let scenario = format!("{scenario} ({})", name::<L>());
         let stats = filter.stats();
         let first = self.first_failure_nanos.load(Relaxed);
         let first = if first == u64::MAX {
@@ -263,7 +281,7 @@ impl Tally {
             self.snapshot_losses.load(Relaxed),
         );
         eprintln!(
-            "{name}: {:.2?}: {} insert/remove pairs ({} inserts refused; {} relocations, \
+            "{scenario}: {:.2?}: {} insert/remove pairs ({} inserts refused; {} relocations, \
              {} surplus removals), \
              {} lookups, {} snapshots; {fns} false negatives, {missed} missed removes, {lost} \
              items lost by snapshots, {} wrong final counts; first failure {first}",
@@ -282,7 +300,7 @@ impl Tally {
         }
         assert!(
             fns == 0 && missed == 0 && lost == 0 && problems.is_empty(),
-            "{name}: {fns} false negatives of stable items, {missed} removes that missed a copy \
+            "{scenario}: {fns} false negatives of stable items, {missed} removes that missed a copy \
              their own thread inserted, {lost} stable items missing from loaded snapshots, final \
              counts wrong: {problems:?}; first failures: {messages:?}"
         );
@@ -305,7 +323,7 @@ impl Drop for StopOnPanic<'_> {
 /// `pause` spins between the two, so the copy also sits in the table for a while. Several items
 /// on one thread move a colliding fingerprint back and forth at every step, where threads of
 /// their own would take turns only as often as the scheduler switches them.
-fn collider(filter: &CuckooFilter, tally: &Tally, items: &[Item], pause: u32) {
+fn collider<L: Layout>(filter: &Filter<L>, tally: &Tally, items: &[Item], pause: u32) {
     let _stop = StopOnPanic(&tally.stop);
     let mut i = 0u64;
     let (mut writes, mut refused) = (0, 0);
@@ -334,7 +352,7 @@ fn collider(filter: &CuckooFilter, tally: &Tally, items: &[Item], pause: u32) {
 }
 
 /// Loops lookups of `stable`, which must all be found.
-fn reader(filter: &CuckooFilter, tally: &Tally, stable: &[Item], offset: usize) {
+fn reader<L: Layout>(filter: &Filter<L>, tally: &Tally, stable: &[Item], offset: usize) {
     let _stop = StopOnPanic(&tally.stop);
     let mut i = 0u64;
     let mut k = offset;
@@ -363,7 +381,7 @@ fn reader(filter: &CuckooFilter, tally: &Tally, stable: &[Item], offset: usize) 
 
 /// Loops snapshots (alternately `to_bytes` and `write_to`), loading each and checking that it
 /// holds every stable item.
-fn snapshotter(filter: &CuckooFilter, tally: &Tally, stable: &[Item], parity: u64) {
+fn snapshotter<L: Layout>(filter: &Filter<L>, tally: &Tally, stable: &[Item], parity: u64) {
     let _stop = StopOnPanic(&tally.stop);
     let mut n = 0u64;
     while !tally.stop.load(Relaxed) && Instant::now() < tally.deadline {
@@ -375,7 +393,7 @@ fn snapshotter(filter: &CuckooFilter, tally: &Tally, stable: &[Item], parity: u6
             filter.write_to(&mut bytes).expect("write_to a Vec");
             bytes
         };
-        let loaded = CuckooFilter::from_bytes(&bytes).expect("a snapshot loads");
+        let loaded = load::<L>(&bytes);
         for &item in stable {
             if !item.contains(&loaded) {
                 let (first, second) = (
@@ -400,7 +418,11 @@ fn snapshotter(filter: &CuckooFilter, tally: &Tally, stable: &[Item], parity: u6
 /// The final-state checks once every worker has stopped: each `(item, copies)` has exactly that
 /// many copies of its fingerprint over its pair, the filter's length is `len`, and the table
 /// holds exactly `len` fingerprints (counted through a quiescent snapshot), so no copy is extra.
-fn final_counts(filter: &CuckooFilter, expected: &[(Item, usize)], len: usize) -> Vec<String> {
+fn final_counts<L: Layout>(
+    filter: &Filter<L>,
+    expected: &[(Item, usize)],
+    len: usize,
+) -> Vec<String> {
     let mut problems = Vec::new();
     for &(item, copies) in expected {
         let found = item.copies(filter);
@@ -418,15 +440,19 @@ fn final_counts(filter: &CuckooFilter, expected: &[(Item, usize)], len: usize) -
     if filter.len() != len {
         problems.push(format!("len() is {}, expected {len}", filter.len()));
     }
-    let stored = CuckooFilter::from_bytes(&filter.to_bytes()).expect("a snapshot loads").len();
+    let stored = load::<L>(&filter.to_bytes()).len();
     if stored != len {
         problems.push(format!("the table holds {stored} fingerprints, expected {len}"));
     }
     problems
 }
 
-fn table(buckets: usize) -> CuckooFilter {
-    CuckooFilter::builder().bucket_count(buckets).build()
+fn table<L: Layout>(buckets: usize) -> Filter<L> {
+    CuckooFilter::builder().bucket_count(buckets).layout::<L>().build()
+}
+
+fn load<L: Layout>(bytes: &[u8]) -> Filter<L> {
+    CuckooFilter::builder().layout::<L>().load(bytes).expect("a snapshot loads")
 }
 
 // (a) ----------------------------------------------------------------------------------------
@@ -436,8 +462,8 @@ fn table(buckets: usize) -> CuckooFilter {
 /// and its remove takes the home copy (a move home → away with no relocation); the away-first
 /// collider moves it back the same way once the away bucket is full. Readers look the stable
 /// fingerprint up through both buckets (both read orders).
-fn colliding_lookups(duration: Duration) {
-    lookups_against_colliders("colliding_lookups", duration, |c| {
+fn colliding_lookups<L: Layout>(duration: Duration) {
+    lookups_against_colliders::<L>("colliding_lookups", duration, |c| {
         [[c.home, c.away], [c.away, c.home]]
     });
 }
@@ -445,12 +471,12 @@ fn colliding_lookups(duration: Duration) {
 /// A collision placed with full fillers in both buckets, two colliders running the loops that
 /// `loops` gives, and four readers of the stable fingerprint in both read orders; then exact
 /// counts.
-fn lookups_against_colliders(
-    name: &str,
+fn lookups_against_colliders<L: Layout>(
+    scenario: &str,
     duration: Duration,
     loops: impl FnOnce(&Collision) -> [[Item; 2]; 2],
 ) {
-    let filter = table(64);
+    let filter = table::<L>(64);
     let mut picker = Picker::default();
     let c = picker.collision(&filter, 32..64, |_, away| away < 32);
     c.place(&filter, FULL, FULL);
@@ -467,18 +493,20 @@ fn lookups_against_colliders(
     });
     let expected = [(c.home, 1), (c.home_filler, FULL), (c.away_filler, FULL)];
     let problems = final_counts(&filter, &expected, 1 + 2 * FULL);
-    tally.finish(name, &filter, problems);
+    tally.finish(scenario, &filter, problems);
 }
 
 #[test]
 fn colliding_lookups_short() {
-    colliding_lookups(SHORT);
+    colliding_lookups::<Plain>(SHORT);
+    colliding_lookups::<SemiSorted>(SHORT_SEMI_SORTED);
 }
 
 #[test]
 #[ignore = "long stress run: cargo test --release --test growth -- --ignored collisions::"]
 fn colliding_lookups_long() {
-    colliding_lookups(LONG);
+    colliding_lookups::<Plain>(LONG);
+    colliding_lookups::<SemiSorted>(LONG);
 }
 
 // (b) ----------------------------------------------------------------------------------------
@@ -487,21 +515,23 @@ fn colliding_lookups_long() {
 /// and writers loop `insert(key)` (lands in the second bucket) then `remove(key)` (takes the
 /// copy in the first bucket), a move with no relocation. A relocator puts the copy back: it
 /// fills the second bucket, and the insert's path relocates the key to its first bucket.
-fn same_key_lookups(duration: Duration) {
-    lookups_against_colliders("same_key_lookups", duration, |c| {
+fn same_key_lookups<L: Layout>(duration: Duration) {
+    lookups_against_colliders::<L>("same_key_lookups", duration, |c| {
         [[c.home, c.away_filler], [c.away_filler, c.home]]
     });
 }
 
 #[test]
 fn same_key_lookups_short() {
-    same_key_lookups(SHORT);
+    same_key_lookups::<Plain>(SHORT);
+    same_key_lookups::<SemiSorted>(SHORT_SEMI_SORTED);
 }
 
 #[test]
 #[ignore = "long stress run: cargo test --release --test growth -- --ignored collisions::"]
 fn same_key_lookups_long() {
-    same_key_lookups(LONG);
+    same_key_lookups::<Plain>(LONG);
+    same_key_lookups::<SemiSorted>(LONG);
 }
 
 // (c) ----------------------------------------------------------------------------------------
@@ -516,8 +546,8 @@ fn same_key_lookups_long() {
 /// - a colliding pair: the home-first collider moves the copy down, the away-first one up.
 ///
 /// Readers run too, and the stable fillers are checked in every snapshot as well.
-fn snapshots(buckets: usize, pairs: usize, duration: Duration, name: &str) {
-    let filter = table(buckets);
+fn snapshots<L: Layout>(buckets: usize, pairs: usize, duration: Duration, scenario: &str) {
+    let filter = table::<L>(buckets);
     let mut picker = Picker::default();
     let low = (buckets / 4).max(8);
     let mut collision =
@@ -547,40 +577,46 @@ fn snapshots(buckets: usize, pairs: usize, duration: Duration, name: &str) {
         s.spawn(|| reader(&filter, &tally, &stable, 0));
     });
     let problems = final_counts(&filter, &expected, len);
-    tally.finish(name, &filter, problems);
+    tally.finish(scenario, &filter, problems);
 }
 
 #[test]
 fn snapshots_small_short() {
-    snapshots(16, 2, SHORT, "snapshots_small");
+    snapshots::<Plain>(16, 2, SHORT, "snapshots_small");
+    snapshots::<SemiSorted>(16, 2, SHORT_SEMI_SORTED, "snapshots_small");
 }
 
 #[test]
 fn snapshots_medium_short() {
-    snapshots(64, 4, SHORT, "snapshots_medium");
+    snapshots::<Plain>(64, 4, SHORT, "snapshots_medium");
+    snapshots::<SemiSorted>(64, 4, SHORT_SEMI_SORTED, "snapshots_medium");
 }
 
 #[test]
 fn snapshots_large_short() {
-    snapshots(1 << 14, 8, SHORT, "snapshots_large");
+    snapshots::<Plain>(1 << 14, 8, SHORT, "snapshots_large");
+    snapshots::<SemiSorted>(1 << 14, 8, SHORT_SEMI_SORTED, "snapshots_large");
 }
 
 #[test]
 #[ignore = "long stress run: cargo test --release --test growth -- --ignored collisions::"]
 fn snapshots_small_long() {
-    snapshots(16, 2, LONG, "snapshots_small");
+    snapshots::<Plain>(16, 2, LONG, "snapshots_small");
+    snapshots::<SemiSorted>(16, 2, LONG, "snapshots_small");
 }
 
 #[test]
 #[ignore = "long stress run: cargo test --release --test growth -- --ignored collisions::"]
 fn snapshots_medium_long() {
-    snapshots(64, 4, LONG, "snapshots_medium");
+    snapshots::<Plain>(64, 4, LONG, "snapshots_medium");
+    snapshots::<SemiSorted>(64, 4, LONG, "snapshots_medium");
 }
 
 #[test]
 #[ignore = "long stress run: cargo test --release --test growth -- --ignored collisions::"]
 fn snapshots_large_long() {
-    snapshots(1 << 14, 8, LONG, "snapshots_large");
+    snapshots::<Plain>(1 << 14, 8, LONG, "snapshots_large");
+    snapshots::<SemiSorted>(1 << 14, 8, LONG, "snapshots_large");
 }
 
 // (d) ----------------------------------------------------------------------------------------
@@ -594,8 +630,8 @@ fn snapshots_large_long() {
 /// colliding inserts and removes. At the end X has exactly one copy (no surplus copy left by a
 /// relocation, none lost); the main thread's one remove returns true and leaves no copy, so a
 /// second remove returns false.
-fn removes(duration: Duration) {
-    let filter = table(64);
+fn removes<L: Layout>(duration: Duration) {
+    let filter = table::<L>(64);
     let mut picker = Picker::default();
     let c = picker.collision(&filter, 32..64, |_, away| away < 32);
     c.place(&filter, FULL, FULL);
@@ -626,7 +662,8 @@ fn removes(duration: Duration) {
         });
         s.spawn(|| reader(&filter, &tally, &[c.home_filler, c.away_filler], 0));
     });
-    eprintln!("removes: {} rounds of remove(X), insert(X)", rounds.load(Relaxed));
+    let rounds = rounds.load(Relaxed);
+    eprintln!("removes ({}): {rounds} rounds of remove(X), insert(X)", name::<L>());
     let expected = [(c.home, 1), (c.home_filler, FULL), (c.away_filler, FULL)];
     let mut problems = final_counts(&filter, &expected, 1 + 2 * FULL);
     if !c.away.remove(&filter) {
@@ -644,13 +681,15 @@ fn removes(duration: Duration) {
 
 #[test]
 fn removes_short() {
-    removes(SHORT);
+    removes::<Plain>(SHORT);
+    removes::<SemiSorted>(SHORT_SEMI_SORTED);
 }
 
 #[test]
 #[ignore = "long stress run: cargo test --release --test growth -- --ignored collisions::"]
 fn removes_long() {
-    removes(LONG);
+    removes::<Plain>(LONG);
+    removes::<SemiSorted>(LONG);
 }
 
 // (e) ----------------------------------------------------------------------------------------
@@ -660,8 +699,8 @@ fn removes_long() {
 /// insert/remove of their own items, whose inserts need cuckoo paths through every bucket,
 /// moving the colliding fingerprint among others, while colliders move it without relocations
 /// and readers look up every stable item (the colliding one in both read orders).
-fn relocations(duration: Duration) {
-    let filter = table(16);
+fn relocations<L: Layout>(duration: Duration) {
+    let filter = table::<L>(16);
     let mut picker = Picker::default();
     let c = picker.collision(&filter, 8..16, |_, away| away < 8);
     c.place(&filter, 0, 0);
@@ -728,11 +767,13 @@ fn relocations(duration: Duration) {
 
 #[test]
 fn relocations_short() {
-    relocations(SHORT);
+    relocations::<Plain>(SHORT);
+    relocations::<SemiSorted>(SHORT_SEMI_SORTED);
 }
 
 #[test]
 #[ignore = "long stress run: cargo test --release --test growth -- --ignored collisions::"]
 fn relocations_long() {
-    relocations(LONG);
+    relocations::<Plain>(LONG);
+    relocations::<SemiSorted>(LONG);
 }

@@ -1,7 +1,7 @@
-//! Growable filters: growth from tiny to large losing nothing, ceilings, levels seen by every
-//! operation, snapshots, clones, merges and batches of grown filters, and threads that insert,
-//! look up and remove while the filter grows. The `#[ignore]`d variants are long runs that
-//! `.ci/run` runs in release.
+//! Growable filters, in both bucket layouts: growth from tiny to large losing nothing, ceilings,
+//! levels seen by every operation, snapshots, clones, merges and batches of grown filters, and
+//! threads that insert, look up and remove while the filter grows. The `#[ignore]`d variants are
+//! long runs that `.ci/run` runs in release.
 
 use std::collections::HashMap;
 use std::hash::BuildHasher;
@@ -9,11 +9,31 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 use std::thread;
 
-use lockfree_cuckoo::{BuildError, CuckooFilter, InsertError, MergeError};
+use lockfree_cuckoo::{
+    BuildError, CuckooFilter, DefaultHashBuilder, InsertError, Layout, LoadError, MergeError,
+    Plain, SemiSorted,
+};
+
+type Filter<L> = CuckooFilter<DefaultHashBuilder, L>;
+
+/// `L`'s name, for the messages.
+fn name<L: Layout>() -> &'static str {
+    std::any::type_name::<L>().rsplit("::").next().unwrap_or("?")
+}
 
 /// A growable filter of `capacity` items under [`SEED`].
-fn growable(capacity: usize) -> CuckooFilter {
-    CuckooFilter::builder().capacity(capacity).seed(SEED).growable().build()
+fn growable<L: Layout>(capacity: usize) -> Filter<L> {
+    CuckooFilter::builder().capacity(capacity).seed(SEED).layout::<L>().growable().build()
+}
+
+/// A fixed filter of `capacity` items: what a filter presized for its final size takes.
+fn presized<L: Layout>(capacity: usize) -> Filter<L> {
+    CuckooFilter::builder().capacity(capacity).layout::<L>().build()
+}
+
+/// A snapshot loaded as a filter of layout `L`.
+fn load<L: Layout>(bytes: &[u8]) -> Result<Filter<L>, LoadError> {
+    CuckooFilter::builder().layout::<L>().load(bytes)
 }
 
 /// The default hasher's seed of [`growable`]: the same in every run, so that which level a
@@ -29,133 +49,184 @@ fn absent(i: u64) -> u64 {
 #[test]
 #[cfg_attr(miri, ignore = "a million items")]
 fn grows_a_thousandfold_losing_nothing_within_the_accuracy_and_memory_targets() {
-    let filter = growable(1_000);
-    let presized = CuckooFilter::with_capacity(1_000_000);
+    grows_a_thousandfold_losing_nothing_within_the_accuracy_and_memory_targets_in::<Plain>();
+    grows_a_thousandfold_losing_nothing_within_the_accuracy_and_memory_targets_in::<SemiSorted>();
+}
+
+fn grows_a_thousandfold_losing_nothing_within_the_accuracy_and_memory_targets_in<L: Layout>() {
+    let layout = name::<L>();
+    let filter = growable::<L>(1_000);
+    let presized = presized::<L>(1_000_000);
     for key in 0..1_000_000u64 {
         filter.insert(&key).unwrap();
     }
-    assert!((0..1_000_000u64).all(|key| filter.contains(&key)), "a false negative");
-    assert_eq!(filter.len(), 1_000_000);
+    assert!((0..1_000_000u64).all(|key| filter.contains(&key)), "{layout}: a false negative");
+    assert_eq!(filter.len(), 1_000_000, "{layout}");
     let stats = filter.stats();
-    assert_eq!(stats.refused_inserts, 0);
+    assert_eq!(stats.refused_inserts, 0, "{layout}");
     // 1,000 × 4^k buckets' worth: levels for 1K, 4K, 16K, 64K, 256K and 1M items.
-    assert_eq!(stats.levels, 6, "{stats:?}");
-    assert!(filter.capacity() >= filter.len());
+    assert_eq!(stats.levels, 6, "{layout}: {stats:?}");
+    assert!(filter.capacity() >= filter.len(), "{layout}");
 
+    // One bound for both layouts: semi-sorted buckets' rate is about half the plain one.
     let probes = 1_000_000u64;
     let false_positives = (0..probes).filter(|&i| filter.contains(&absent(i))).count();
     let rate = false_positives as f64 / probes as f64;
-    assert!(rate <= 0.001, "false-positive rate {rate}");
+    assert!(rate <= 0.001, "{layout}: false-positive rate {rate}");
     let ratio = filter.memory_usage() as f64 / presized.memory_usage() as f64;
-    assert!(ratio <= 1.5, "{ratio} times the memory of a presized filter");
+    assert!(ratio <= 1.5, "{layout}: {ratio} times the memory of a presized filter");
 }
 
 #[test]
 #[cfg_attr(miri, ignore = "too slow under Miri")]
 fn a_ceiling_too_large_to_reach_still_grows() {
-    let filter = CuckooFilter::builder().capacity(1_000).max_capacity(usize::MAX).build();
+    a_ceiling_too_large_to_reach_still_grows_in::<Plain>();
+    a_ceiling_too_large_to_reach_still_grows_in::<SemiSorted>();
+}
+
+fn a_ceiling_too_large_to_reach_still_grows_in<L: Layout>() {
+    let filter =
+        CuckooFilter::builder().capacity(1_000).layout::<L>().max_capacity(usize::MAX).build();
     for key in 0..20_000u32 {
         filter.insert(&key).unwrap();
     }
-    assert!(filter.stats().levels > 1);
+    assert!(filter.stats().levels > 1, "{}", name::<L>());
 }
 
 #[test]
 fn a_fixed_filter_never_grows() {
-    let filter = CuckooFilter::with_capacity(100);
+    a_fixed_filter_never_grows_in::<Plain>();
+    a_fixed_filter_never_grows_in::<SemiSorted>();
+}
+
+fn a_fixed_filter_never_grows_in<L: Layout>() {
+    let layout = name::<L>();
+    let filter = presized::<L>(100);
     let refused = (0..10_000u32).find(|key| filter.insert(key).is_err());
-    assert!(refused.is_some());
-    assert_eq!(filter.stats().levels, 1);
-    assert_eq!(filter.stats().refused_inserts, 1);
+    assert!(refused.is_some(), "{layout}");
+    assert_eq!(filter.stats().levels, 1, "{layout}");
+    assert_eq!(filter.stats().refused_inserts, 1, "{layout}");
 }
 
 #[test]
 fn every_operation_sees_every_level() {
-    let filter = growable(8);
+    every_operation_sees_every_level_in::<Plain>();
+    every_operation_sees_every_level_in::<SemiSorted>();
+}
+
+fn every_operation_sees_every_level_in<L: Layout>() {
+    let layout = name::<L>();
+    let filter = growable::<L>(8);
     filter.insert("old").unwrap();
     filter.insert("twice").unwrap();
     let n: u32 = if cfg!(miri) { 300 } else { 1_000 };
     for key in 0..n {
         filter.insert(&key).unwrap();
     }
-    assert!(filter.stats().levels >= 3);
+    assert!(filter.stats().levels >= 3, "{layout}");
     filter.insert("twice").unwrap();
     filter.insert("new").unwrap();
-    assert!(filter.contains("old") && filter.contains("new"));
-    assert_eq!(filter.count("twice"), 2);
+    assert!(filter.contains("old") && filter.contains("new"), "{layout}");
+    assert_eq!(filter.count("twice"), 2, "{layout}");
     let mut found = [false; 3];
     filter.contains_batch(&["old", "new", "never"], &mut found);
-    assert_eq!(found, [true, true, false]);
-    assert!(filter.remove("old"));
-    assert!(!filter.contains("old"));
-    assert!(!filter.remove("old"));
-    assert!(filter.remove("new"));
-    assert!(!filter.contains("new"));
-    assert_eq!(filter.len(), n as usize + 2);
+    assert_eq!(found, [true, true, false], "{layout}");
+    assert!(filter.remove("old"), "{layout}");
+    assert!(!filter.contains("old"), "{layout}");
+    assert!(!filter.remove("old"), "{layout}");
+    assert!(filter.remove("new"), "{layout}");
+    assert!(!filter.contains("new"), "{layout}");
+    assert_eq!(filter.len(), n as usize + 2, "{layout}");
 }
 
 #[test]
 #[cfg_attr(miri, ignore = "too slow under Miri")]
 fn batches_grow_and_agree_with_single_lookups() {
-    let filter = growable(16);
+    batches_grow_and_agree_with_single_lookups_in::<Plain>();
+    batches_grow_and_agree_with_single_lookups_in::<SemiSorted>();
+}
+
+fn batches_grow_and_agree_with_single_lookups_in<L: Layout>() {
+    let layout = name::<L>();
+    let filter = growable::<L>(16);
     let keys: Vec<u64> = (0..50_000).collect();
-    assert_eq!(filter.insert_batch(&keys), keys.len());
-    assert!(filter.stats().levels > 3);
+    assert_eq!(filter.insert_batch(&keys), keys.len(), "{layout}");
+    assert!(filter.stats().levels > 3, "{layout}");
     let probes: Vec<u64> =
         (0..100_000).map(|i| if i % 2 == 0 { i / 2 } else { absent(i) }).collect();
     let mut found = vec![false; probes.len()];
     filter.contains_batch(&probes, &mut found);
     for (key, found) in probes.iter().zip(found) {
-        assert_eq!(found, filter.contains(key), "{key}");
+        assert_eq!(found, filter.contains(key), "{layout}: {key}");
     }
 }
 
 #[test]
 #[cfg_attr(miri, ignore = "too slow under Miri")]
 fn the_item_ceiling_stops_growth_and_loses_nothing() {
-    let filter = CuckooFilter::builder().capacity(100).max_capacity(5_000).build();
+    the_item_ceiling_stops_growth_and_loses_nothing_in::<Plain>(20_000);
+    // Fewer keys, to keep the run short: the first refusal comes near 5,400 keys, and every lane
+    // is full by 8,000; the keys past that are refusals that change nothing.
+    the_item_ceiling_stops_growth_and_loses_nothing_in::<SemiSorted>(10_000);
+}
+
+/// Inserts `keys` keys into a filter whose ceiling is 5,000 items.
+fn the_item_ceiling_stops_growth_and_loses_nothing_in<L: Layout>(keys: u32) {
+    let layout = name::<L>();
+    let filter = CuckooFilter::builder().capacity(100).layout::<L>().max_capacity(5_000).build();
     let mut accepted = Vec::new();
     let mut refusals = 0;
-    for key in 0..20_000u32 {
+    for key in 0..keys {
         match filter.insert(&key) {
             Ok(()) => accepted.push(key),
             Err(InsertError::Full) => refusals += 1,
-            Err(err) => panic!("{err}"),
+            Err(err) => panic!("{layout}: {err}"),
         }
     }
-    assert!(accepted.len() >= 5_000, "{}", accepted.len());
-    assert!(refusals > 0);
-    assert!(filter.capacity() >= 5_000 && filter.capacity() < 5_100, "{}", filter.capacity());
-    assert!(accepted.iter().all(|key| filter.contains(key)));
-    assert_eq!(filter.len(), accepted.len());
-    assert_eq!(filter.stats().refused_inserts, refusals);
+    assert!(accepted.len() >= 5_000, "{layout}: {}", accepted.len());
+    assert!(refusals > 0, "{layout}");
+    let capacity = filter.capacity();
+    assert!((5_000..5_100).contains(&capacity), "{layout}: {capacity}");
+    assert!(accepted.iter().all(|key| filter.contains(key)), "{layout}");
+    assert_eq!(filter.len(), accepted.len(), "{layout}");
+    assert_eq!(filter.stats().refused_inserts, refusals, "{layout}");
     // At the ceiling, inserts fill every level, and removes free room in old levels that
     // inserts then find.
-    assert!(filter.load_factor() > 0.99, "{}", filter.load_factor());
+    assert!(filter.load_factor() > 0.99, "{layout}: {}", filter.load_factor());
     for key in &accepted[..100] {
-        assert!(filter.remove(key));
+        assert!(filter.remove(key), "{layout}");
     }
-    assert!((0..100u32).filter(|key| filter.insert(&(key + 1_000_000)).is_ok()).count() >= 90);
+    let reinserted = (0..100u32).filter(|key| filter.insert(&(key + 1_000_000)).is_ok()).count();
+    assert!(reinserted >= 90, "{layout}: {reinserted}");
 }
 
 #[test]
 #[cfg_attr(miri, ignore = "too slow under Miri")]
 fn the_memory_ceiling_is_never_passed() {
-    for bytes in [40_000, 100_000, 1_000_000, 3_000_000] {
-        let filter = CuckooFilter::builder().capacity(1_000).max_memory(bytes).build();
+    the_memory_ceiling_is_never_passed_in::<Plain>(&[40_000, 100_000, 1_000_000, 3_000_000]);
+    // Not the largest budget, to keep the run short: 1 MB already reaches the six levels of 3 MB,
+    // the last one cut to fit, and memory per bucket is the same in either layout.
+    the_memory_ceiling_is_never_passed_in::<SemiSorted>(&[40_000, 100_000, 1_000_000]);
+}
+
+fn the_memory_ceiling_is_never_passed_in<L: Layout>(budgets: &[usize]) {
+    let layout = name::<L>();
+    for &bytes in budgets {
+        let filter =
+            CuckooFilter::builder().capacity(1_000).layout::<L>().max_memory(bytes).build();
         let mut accepted = 0u32;
         for key in 0..2_000_000u32 {
             if filter.insert(&key).is_err() {
                 break;
             }
             accepted += 1;
-            assert!(filter.memory_usage() <= bytes);
+            assert!(filter.memory_usage() <= bytes, "{layout}: {bytes}");
         }
-        assert!((0..accepted).all(|key| filter.contains(&key)));
+        assert!((0..accepted).all(|key| filter.contains(&key)), "{layout}: {bytes}");
         // Most of the budget holds items: at least half of what a presized filter would hold.
-        let per_item = CuckooFilter::with_capacity(accepted as usize).memory_usage() as f64
-            / f64::from(accepted);
-        assert!(f64::from(accepted) * per_item > bytes as f64 / 2.0, "{bytes}: {accepted}");
+        let per_item = presized::<L>(accepted as usize).memory_usage() as f64 / f64::from(accepted);
+        let held = f64::from(accepted) * per_item;
+        assert!(held > bytes as f64 / 2.0, "{layout}: {bytes}: {accepted}");
     }
 }
 
@@ -164,20 +235,28 @@ fn the_memory_ceiling_is_never_passed() {
 #[test]
 #[cfg_attr(miri, ignore = "too slow under Miri")]
 fn the_memory_ceiling_holds_for_every_budget() {
+    the_memory_ceiling_holds_for_every_budget_in::<Plain>();
+    the_memory_ceiling_holds_for_every_budget_in::<SemiSorted>();
+}
+
+fn the_memory_ceiling_holds_for_every_budget_in<L: Layout>() {
     for bytes in (0..40).map(|k| 30_000 + 1_237 * k) {
         let filter = CuckooFilter::builder()
             .capacity(500)
             .max_memory(bytes)
             .hasher(std::collections::hash_map::RandomState::new())
+            .layout::<L>()
             .build();
         let mut key = 0u32;
         while filter.insert(&key).is_ok() {
             key += 1;
         }
-        assert!(filter.memory_usage() <= bytes, "{} > {bytes}", filter.memory_usage());
+        let used = filter.memory_usage();
+        assert!(used <= bytes, "{}: {used} > {bytes}", name::<L>());
     }
 }
 
+/// The builder refuses ceilings before it makes a table, whatever the layout: plain only.
 #[test]
 fn ceilings_below_the_first_table_are_build_errors() {
     let err = CuckooFilter::builder().capacity(5_000).max_capacity(1_000).try_build();
@@ -192,146 +271,188 @@ fn ceilings_below_the_first_table_are_build_errors() {
 
 #[test]
 fn snapshots_and_clones_keep_the_levels_and_keep_growing() {
-    let filter = growable(10);
+    snapshots_and_clones_keep_the_levels_and_keep_growing_in::<Plain>();
+    snapshots_and_clones_keep_the_levels_and_keep_growing_in::<SemiSorted>();
+}
+
+fn snapshots_and_clones_keep_the_levels_and_keep_growing_in<L: Layout>() {
+    let layout = name::<L>();
+    let filter = growable::<L>(10);
     let n: u32 = if cfg!(miri) { 200 } else { 5_000 };
     for key in 0..n {
         filter.insert(&key).unwrap();
     }
     let levels = filter.stats().levels;
-    assert!(levels > 2);
+    assert!(levels > 2, "{layout}");
     let bytes = filter.to_bytes();
-    assert_eq!(&bytes[8..10], [1, 0], "format version 1");
+    assert_eq!(&bytes[8..10], [1, 0], "{layout}: format version 1");
     assert_eq!(
         bytes[12], 3,
-        "a growable filter sets the level flag (and a keyed one the seed flag)"
+        "{layout}: a growable filter sets the level flag (and a keyed one the seed flag)"
     );
     let info = filter.write_to(Vec::new()).unwrap();
-    assert_eq!(info.bytes, bytes.len() as u64);
-    assert_eq!(info.items, u64::from(n));
-    assert_eq!(info.buckets, filter.bucket_count() as u64);
-    let loaded = CuckooFilter::from_bytes(&bytes).unwrap();
+    assert_eq!(info.bytes, bytes.len() as u64, "{layout}");
+    assert_eq!(info.items, u64::from(n), "{layout}");
+    assert_eq!(info.buckets, filter.bucket_count() as u64, "{layout}");
+    let loaded = load::<L>(&bytes).unwrap();
     let copy = filter.clone();
     for other in [&loaded, &copy] {
-        assert_eq!(other.stats().levels, levels);
-        assert_eq!(other.len(), n as usize);
-        assert_eq!(other.bucket_count(), filter.bucket_count());
-        assert_eq!(other.capacity(), filter.capacity());
-        assert!((0..n).all(|key| other.contains(&key)));
-        assert_eq!(other.to_bytes(), bytes);
+        assert_eq!(other.stats().levels, levels, "{layout}");
+        assert_eq!(other.len(), n as usize, "{layout}");
+        assert_eq!(other.bucket_count(), filter.bucket_count(), "{layout}");
+        assert_eq!(other.capacity(), filter.capacity(), "{layout}");
+        assert!((0..n).all(|key| other.contains(&key)), "{layout}");
+        assert_eq!(other.to_bytes(), bytes, "{layout}");
         // Still growable, with the same ceiling (none).
         for key in n..10 * n {
             other.insert(&key).unwrap();
         }
-        assert!(other.stats().levels > levels);
+        assert!(other.stats().levels > levels, "{layout}");
     }
     // A fixed filter writes no level block (only the seed flag).
-    assert_eq!(&CuckooFilter::with_capacity(10).to_bytes()[8..16], [1, 0, 16, 4, 2, 0, 0, 0]);
+    let fixed = presized::<L>(10);
+    let bits = fixed.encoding().fingerprint_bits() as u8;
+    assert_eq!(&fixed.to_bytes()[8..16], [1, 0, bits, 4, 2, 0, 0, 0], "{layout}");
 }
 
 #[test]
 fn a_loaded_filter_keeps_its_ceiling() {
-    let filter = CuckooFilter::builder().capacity(10).max_capacity(300).build();
+    a_loaded_filter_keeps_its_ceiling_in::<Plain>();
+    a_loaded_filter_keeps_its_ceiling_in::<SemiSorted>();
+}
+
+fn a_loaded_filter_keeps_its_ceiling_in<L: Layout>() {
+    let layout = name::<L>();
+    let filter = CuckooFilter::builder().capacity(10).layout::<L>().max_capacity(300).build();
     let refused = (0..1_000u32).find(|key| filter.insert(key).is_err()).unwrap();
-    let loaded = CuckooFilter::from_bytes(&filter.to_bytes()).unwrap();
-    assert_eq!(loaded.capacity(), filter.capacity());
-    assert_eq!(loaded.insert(&refused), Err(InsertError::Full));
-    assert_eq!(loaded.stats().levels, filter.stats().levels);
+    let loaded = load::<L>(&filter.to_bytes()).unwrap();
+    assert_eq!(loaded.capacity(), filter.capacity(), "{layout}");
+    assert_eq!(loaded.insert(&refused), Err(InsertError::Full), "{layout}");
+    assert_eq!(loaded.stats().levels, filter.stats().levels, "{layout}");
 }
 
 #[test]
 #[cfg_attr(miri, ignore = "too slow under Miri")]
 fn truncated_and_forged_growable_snapshots_are_errors() {
-    let filter = growable(10);
+    truncated_and_forged_growable_snapshots_are_errors_in::<Plain>();
+    truncated_and_forged_growable_snapshots_are_errors_in::<SemiSorted>();
+}
+
+fn truncated_and_forged_growable_snapshots_are_errors_in<L: Layout>() {
+    let layout = name::<L>();
+    let filter = growable::<L>(10);
     for key in 0..300u32 {
         filter.insert(&key).unwrap();
     }
     let bytes = filter.to_bytes();
     for cut in 0..bytes.len() {
-        assert!(CuckooFilter::from_bytes(&bytes[..cut]).is_err(), "cut at {cut}");
-        assert!(CuckooFilter::read_from(&bytes[..cut]).is_err(), "cut at {cut}");
+        assert!(load::<L>(&bytes[..cut]).is_err(), "{layout}: cut at {cut}");
+        let read = CuckooFilter::builder().layout::<L>().read_from(&bytes[..cut]);
+        assert!(read.is_err(), "{layout}: cut at {cut}");
     }
     // The seed field, the level block and the table.
     for at in 64..bytes.len() {
         let mut forged = bytes.clone();
         forged[at] ^= 0x10;
-        assert!(CuckooFilter::from_bytes(&forged).is_err(), "flip at {at}");
+        assert!(load::<L>(&forged).is_err(), "{layout}: flip at {at}");
     }
 }
 
 #[test]
 fn clear_goes_back_to_the_first_level() {
-    let mut filter = growable(10);
+    clear_goes_back_to_the_first_level_in::<Plain>();
+    clear_goes_back_to_the_first_level_in::<SemiSorted>();
+}
+
+fn clear_goes_back_to_the_first_level_in<L: Layout>() {
+    let layout = name::<L>();
+    let mut filter = growable::<L>(10);
     let first = filter.memory_usage();
     let n: u32 = if cfg!(miri) { 300 } else { 1_000 };
     for key in 0..n {
         filter.insert(&key).unwrap();
     }
     filter.clear();
-    assert!(filter.is_empty());
-    assert_eq!(filter.stats(), Default::default());
-    assert_eq!(filter.memory_usage(), first);
-    assert!((0..n).all(|key| !filter.contains(&key)));
+    assert!(filter.is_empty(), "{layout}");
+    assert_eq!(filter.stats(), Default::default(), "{layout}");
+    assert_eq!(filter.memory_usage(), first, "{layout}");
+    assert!((0..n).all(|key| !filter.contains(&key)), "{layout}");
     for key in 0..n {
         filter.insert(&key).unwrap();
     }
-    assert_eq!(filter.len(), n as usize);
+    assert_eq!(filter.len(), n as usize, "{layout}");
 }
 
 #[test]
 fn grown_filters_merge_level_by_level_and_lose_nothing() {
+    grown_filters_merge_level_by_level_and_lose_nothing_in::<Plain>();
+    grown_filters_merge_level_by_level_and_lose_nothing_in::<SemiSorted>();
+}
+
+fn grown_filters_merge_level_by_level_and_lose_nothing_in<L: Layout>() {
+    let layout = name::<L>();
     // Not yet grown: one level each, merged as fixed filters are.
-    let (a, b) = (growable(1_000), growable(1_000));
+    let (a, b) = (growable::<L>(1_000), growable::<L>(1_000));
     for key in 0..200u32 {
         a.insert(&key).unwrap();
         b.insert(&(key + 1_000)).unwrap();
     }
     a.merge(&b).unwrap();
-    assert!((0..200u32).all(|key| a.contains(&key) && a.contains(&(key + 1_000))));
-    assert_eq!(a.len(), 400);
+    assert!((0..200u32).all(|key| a.contains(&key) && a.contains(&(key + 1_000))), "{layout}");
+    assert_eq!(a.len(), 400, "{layout}");
 
     // Grown alike: each level into its counterpart, which may be full (a level cannot take
     // another level's fingerprints); either way nothing of `a` is lost.
-    let (a, b) = (growable(100), growable(100));
+    let (a, b) = (growable::<L>(100), growable::<L>(100));
     let n: u32 = if cfg!(miri) { 300 } else { 3_000 };
     for key in 0..n {
         a.insert(&key).unwrap();
         b.insert(&(key + 10_000)).unwrap();
     }
-    assert_eq!(a.stats().levels, b.stats().levels);
+    assert_eq!(a.stats().levels, b.stats().levels, "{layout}");
     match a.merge(&b) {
-        Ok(()) => assert!((0..n).all(|key| a.contains(&(key + 10_000)))),
-        Err(MergeError::Full { merged, remaining }) => assert!(merged + remaining >= n as usize),
-        Err(err) => panic!("{err}"),
+        Ok(()) => assert!((0..n).all(|key| a.contains(&(key + 10_000))), "{layout}"),
+        Err(MergeError::Full { merged, remaining }) => {
+            assert!(merged + remaining >= n as usize, "{layout}");
+        }
+        Err(err) => panic!("{layout}: {err}"),
     }
-    assert!((0..n).all(|key| a.contains(&key)));
+    assert!((0..n).all(|key| a.contains(&key)), "{layout}");
 
-    let c = growable(100);
+    let c = growable::<L>(100);
     let levels = a.stats().levels;
-    assert_eq!(a.merge(&c), Err(MergeError::LevelCountMismatch { ours: levels, theirs: 1 }));
+    let mismatch = MergeError::LevelCountMismatch { ours: levels, theirs: 1 };
+    assert_eq!(a.merge(&c), Err(mismatch), "{layout}");
 }
 
 /// A remove that matches in two levels cannot tell which copy was the item's, so it keeps
 /// both: the item stays as a false positive, and the other level's item is never lost.
 #[test]
 fn removes_never_take_another_levels_only_copy() {
-    let filter = growable(8);
+    removes_never_take_another_levels_only_copy_in::<Plain>();
+    removes_never_take_another_levels_only_copy_in::<SemiSorted>();
+}
+
+fn removes_never_take_another_levels_only_copy_in<L: Layout>() {
+    let layout = name::<L>();
+    let filter = growable::<L>(8);
     filter.insert("twice").unwrap();
     for key in 0..500u32 {
         filter.insert(&key).unwrap();
     }
     filter.insert("twice").unwrap();
-    assert!(filter.stats().levels > 1);
+    assert!(filter.stats().levels > 1, "{layout}");
     let len = filter.len();
-    assert!(filter.remove("twice"));
-    assert_eq!(filter.len(), len - 1);
-    assert_eq!(filter.stats().retained_removals, 1);
-    assert!(filter.contains("twice"), "kept as a false positive");
+    assert!(filter.remove("twice"), "{layout}");
+    assert_eq!(filter.len(), len - 1, "{layout}");
+    assert_eq!(filter.stats().retained_removals, 1, "{layout}");
+    assert!(filter.contains("twice"), "{layout}: kept as a false positive");
     // Every other item is still present.
-    assert!((0..500u32).all(|key| filter.contains(&key)));
+    assert!((0..500u32).all(|key| filter.contains(&key)), "{layout}");
     // An item in one level only is taken as usual.
-    assert!(filter.remove(&7u32));
-    assert_eq!(filter.stats().retained_removals, 1);
-    assert!((0..500u32).filter(|&key| key != 7).all(|key| filter.contains(&key)));
+    assert!(filter.remove(&7u32), "{layout}");
+    assert_eq!(filter.stats().retained_removals, 1, "{layout}");
+    assert!((0..500u32).filter(|&key| key != 7).all(|key| filter.contains(&key)), "{layout}");
 }
 
 /// A key with copies in two levels (its level was full when it was inserted again) has its
@@ -339,7 +460,13 @@ fn removes_never_take_another_levels_only_copy() {
 /// and over leaves one fingerprint behind, never more, and never makes the filter grow.
 #[test]
 fn churning_a_key_split_across_levels_stays_bounded() {
-    let filter = growable(8);
+    churning_a_key_split_across_levels_stays_bounded_in::<Plain>();
+    churning_a_key_split_across_levels_stays_bounded_in::<SemiSorted>();
+}
+
+fn churning_a_key_split_across_levels_stays_bounded_in<L: Layout>() {
+    let layout = name::<L>();
+    let filter = growable::<L>(8);
     filter.insert("split").unwrap();
     for key in 0..500u32 {
         filter.insert(&key).unwrap();
@@ -349,14 +476,15 @@ fn churning_a_key_split_across_levels_stays_bounded() {
     let (levels, memory) = (filter.stats().levels, filter.memory_usage());
     for _ in 0..if cfg!(miri) { 200 } else { 10_000 } {
         filter.insert("split").unwrap();
-        assert!(filter.remove("split"));
+        assert!(filter.remove("split"), "{layout}");
     }
-    assert_eq!(filter.stats().levels, levels, "churn of one key grew the filter");
-    assert_eq!(filter.memory_usage(), memory);
-    assert!(filter.count("split") <= 3, "{} copies of 2", filter.count("split"));
-    assert!(filter.stats().retained_removals <= 1, "{:?}", filter.stats());
-    assert!((0..500u32).all(|key| filter.contains(&key)));
-    assert_eq!(filter.len(), 502);
+    assert_eq!(filter.stats().levels, levels, "{layout}: churn of one key grew the filter");
+    assert_eq!(filter.memory_usage(), memory, "{layout}");
+    let copies = filter.count("split");
+    assert!(copies <= 3, "{layout}: {copies} copies of 2");
+    assert!(filter.stats().retained_removals <= 1, "{layout}: {:?}", filter.stats());
+    assert!((0..500u32).all(|key| filter.contains(&key)), "{layout}");
+    assert_eq!(filter.len(), 502, "{layout}");
 }
 
 /// Keys of thread `t`: disjoint ranges.
@@ -365,6 +493,7 @@ fn key(owner: u64, i: u64) -> u64 {
 }
 
 struct GrowthRun {
+    layout: &'static str,
     false_negatives: u64,
     lookups: u64,
     missing: usize,
@@ -377,10 +506,11 @@ struct GrowthRun {
 /// `WRITERS` threads insert their keys into a filter that starts at `capacity` and removes every
 /// fourth again; `READERS` threads check, all the while, that every key a writer has published
 /// as inserted (and not one it removes) is present.
-fn grow_under_load(capacity: usize, per_writer: u64) -> GrowthRun {
+fn grow_under_load<L: Layout>(capacity: usize, per_writer: u64) -> GrowthRun {
     const WRITERS: u64 = 4;
     const READERS: u64 = 2;
-    let filter = Arc::new(growable(capacity));
+    let layout = name::<L>();
+    let filter = Arc::new(growable::<L>(capacity));
     let progress: Arc<Vec<AtomicU64>> = Arc::new((0..WRITERS).map(|_| AtomicU64::new(0)).collect());
     let done = Arc::new(AtomicBool::new(false));
     let start = Arc::new(Barrier::new((WRITERS + READERS) as usize));
@@ -394,7 +524,8 @@ fn grow_under_load(capacity: usize, per_writer: u64) -> GrowthRun {
                 for i in 0..per_writer {
                     filter.insert(&key(w, i)).expect("a growable filter is never full");
                     if !kept(i) {
-                        assert!(filter.remove(&key(w, i)), "lost {w}/{i} before its remove");
+                        let removed = filter.remove(&key(w, i));
+                        assert!(removed, "{layout}: lost {w}/{i} before its remove");
                     }
                     // Release: pairs with the readers' Acquire load; key `i` happened-before.
                     progress[w as usize].store(i + 1, Ordering::Release);
@@ -449,6 +580,7 @@ fn grow_under_load(capacity: usize, per_writer: u64) -> GrowthRun {
     let missing = expected.keys().filter(|k| !filter.contains(*k)).count();
     let stats = filter.stats();
     GrowthRun {
+        layout,
         false_negatives,
         lookups,
         missing,
@@ -460,8 +592,9 @@ fn grow_under_load(capacity: usize, per_writer: u64) -> GrowthRun {
 }
 
 fn check(run: &GrowthRun, min_levels: usize) {
+    let layout = run.layout;
     println!(
-        "lookups {} false negatives {} missing {} len {}/{} levels {} discarded {}",
+        "{layout}: lookups {} false negatives {} missing {} len {}/{} levels {} discarded {}",
         run.lookups,
         run.false_negatives,
         run.missing,
@@ -470,27 +603,37 @@ fn check(run: &GrowthRun, min_levels: usize) {
         run.levels,
         run.discarded
     );
-    assert_eq!(run.false_negatives, 0);
-    assert_eq!(run.missing, 0);
-    assert_eq!(run.final_len, run.expected_len);
-    assert!(run.levels >= min_levels, "grew only to {} levels", run.levels);
-    assert!(run.lookups > 0);
+    assert_eq!(run.false_negatives, 0, "{layout}");
+    assert_eq!(run.missing, 0, "{layout}");
+    assert_eq!(run.final_len, run.expected_len, "{layout}");
+    assert!(run.levels >= min_levels, "{layout}: grew only to {} levels", run.levels);
+    assert!(run.lookups > 0, "{layout}");
 }
 
 #[test]
 fn threads_grow_the_filter_while_others_read_and_nothing_is_lost() {
+    threads_grow_the_filter_while_others_read_and_nothing_is_lost_in::<Plain>();
+    threads_grow_the_filter_while_others_read_and_nothing_is_lost_in::<SemiSorted>();
+}
+
+fn threads_grow_the_filter_while_others_read_and_nothing_is_lost_in<L: Layout>() {
     if cfg!(miri) {
-        check(&grow_under_load(16, 200), 3);
+        check(&grow_under_load::<L>(16, 200), 3);
     } else {
-        check(&grow_under_load(16, 20_000), 5);
+        check(&grow_under_load::<L>(16, 20_000), 5);
     }
 }
 
 #[test]
 #[ignore = "long stress run: cargo test --release --test growth -- --ignored growth::"]
 fn threads_grow_the_filter_from_four_items_to_six_million_while_others_read() {
+    threads_grow_the_filter_from_four_items_to_six_million_while_others_read_in::<Plain>();
+    threads_grow_the_filter_from_four_items_to_six_million_while_others_read_in::<SemiSorted>();
+}
+
+fn threads_grow_the_filter_from_four_items_to_six_million_while_others_read_in<L: Layout>() {
     for _ in 0..4 {
-        check(&grow_under_load(4, 2_000_000), 11);
+        check(&grow_under_load::<L>(4, 2_000_000), 11);
     }
 }
 
@@ -509,7 +652,7 @@ fn untouched(i: u64) -> u64 {
 }
 
 /// Inserts fillers `0..` until `filter` has `levels` levels; returns how many it inserted.
-fn grow_with_fillers(filter: &CuckooFilter, levels: usize) -> u64 {
+fn grow_with_fillers<L: Layout>(filter: &Filter<L>, levels: usize) -> u64 {
     let mut n = 0;
     while filter.stats().levels < levels {
         filter.insert(&filler(n)).expect("a growable filter grows");
@@ -520,8 +663,8 @@ fn grow_with_fillers(filter: &CuckooFilter, levels: usize) -> u64 {
 
 /// A growable filter for 1,000 items holding `keys` in level 0, grown to three levels by fillers;
 /// also returns how many fillers it holds. Seeded, so that two of them can be merged.
-fn grown_over(keys: std::ops::Range<u64>) -> (CuckooFilter, u64) {
-    let filter = growable(1_000);
+fn grown_over<L: Layout>(keys: std::ops::Range<u64>) -> (Filter<L>, u64) {
+    let filter = growable::<L>(1_000);
     for key in keys {
         filter.insert(&key).unwrap();
     }
@@ -530,7 +673,7 @@ fn grown_over(keys: std::ops::Range<u64>) -> (CuckooFilter, u64) {
 }
 
 /// Inserts `keys` in order until the first one refused; returns how many were accepted.
-fn insert_until_full(filter: &CuckooFilter, keys: impl IntoIterator<Item = u64>) -> u64 {
+fn insert_until_full<L: Layout>(filter: &Filter<L>, keys: impl IntoIterator<Item = u64>) -> u64 {
     let mut accepted = 0;
     for key in keys {
         match filter.insert(&key) {
@@ -558,11 +701,11 @@ const CHURN_MEMORY_LIMIT: usize = 256 << 20;
 ///
 /// Checks that the churn grows nothing (levels, memory), refuses no insert, keeps `len` exact
 /// after every round and loses no item, and that few removes are retained.
-fn churn(live: u64, threads: u64, item_ceiling: bool) {
+fn churn<L: Layout>(live: u64, threads: u64, item_ceiling: bool) {
     assert_eq!(live % threads, 0, "an equal share for each thread");
     let untouched_count = if threads > 1 { live / 4 } else { 0 };
     let items = usize::try_from(live + untouched_count).unwrap();
-    let builder = CuckooFilter::builder().capacity(items);
+    let builder = CuckooFilter::builder().capacity(items).layout::<L>();
     let filter =
         if item_ceiling { builder.max_capacity(4 * items) } else { builder.growable() }.build();
     for key in 0..live {
@@ -576,7 +719,7 @@ fn churn(live: u64, threads: u64, item_ceiling: bool) {
         assert!(filter.remove(&filler(n)));
     }
     let (levels, memory) = (filter.stats().levels, filter.memory_usage());
-    assert_eq!(filter.len(), items);
+    assert_eq!(filter.len(), items, "{}", name::<L>());
 
     let share = live / threads;
     let round_lens: Vec<AtomicUsize> = (0..CHURN_ROUNDS).map(|_| AtomicUsize::new(0)).collect();
@@ -637,8 +780,10 @@ fn churn(live: u64, threads: u64, item_ceiling: bool) {
     let lens: Vec<usize> = round_lens.iter().map(|len| len.load(Ordering::Relaxed)).collect();
     let rounds = lens.iter().filter(|&&len| len > 0).count();
     let summary = format!(
-        "{live} live items, {threads} thread(s), {rounds} of {CHURN_ROUNDS} rounds{}: {levels} -> \
-         {} levels, {memory} -> {} bytes, {} removes retained, {refused} inserts refused",
+        "{}: {live} live items, {threads} thread(s), {rounds} of {CHURN_ROUNDS} rounds{}: \
+         {levels} -> {} levels, {memory} -> {} bytes, {} removes retained, {refused} inserts \
+         refused",
+        name::<L>(),
         if item_ceiling { ", item ceiling" } else { "" },
         stats.levels,
         filter.memory_usage(),
@@ -649,15 +794,16 @@ fn churn(live: u64, threads: u64, item_ceiling: bool) {
     assert_eq!(refused, 0, "inserts of live items refused: {summary}");
     assert_eq!(lost, 0, "removes that found no copy of an item just inserted: {summary}");
     assert!(lens.iter().all(|&len| len == items), "len after each round {lens:?}: {summary}");
-    assert_eq!(filter.len(), items);
+    assert_eq!(filter.len(), items, "{summary}");
     let missing = (0..live).filter(|key| !filter.contains(key)).count()
         + (0..untouched_count).filter(|&i| !filter.contains(&untouched(i))).count();
     assert_eq!(missing, 0, "false negatives after the churn: {summary}");
     assert_eq!(false_negatives, 0, "false negatives during the churn: {summary}");
-    assert!(untouched_count == 0 || lookups > 0);
+    assert!(untouched_count == 0 || lookups > 0, "{summary}");
     // A remove keeps its copies only when another level matches the key too: a collision with
     // a different item there, as likely as a false positive in that level, at most
-    // 8 × load / 65,532 (0.0122% for a full level, 0.02% rounded up). 60,000 removes of
+    // 8 × load / 65,532 (0.0122% for a full level, 0.02% rounded up; half that in semi-sorted
+    // buckets). 60,000 removes of
     // 2,000 items make about 12 at most, and here the other level holds little more than the
     // copies in flight; 20, or one per 1,000 items for larger churns, is far above that.
     let max_retained = (live / 1_000).max(20);
@@ -669,14 +815,17 @@ fn churn(live: u64, threads: u64, item_ceiling: bool) {
 #[test]
 #[cfg_attr(miri, ignore = "too slow under Miri")]
 fn churning_live_items_grows_nothing() {
-    churn(2_000, 1, false);
+    churn::<Plain>(2_000, 1, false);
+    churn::<SemiSorted>(2_000, 1, false);
 }
 
 /// Four threads churn a quarter each of the 2,000 live items while a reader checks 500 items
 /// that nobody touches: nothing grows, nothing is lost, `len` is exact between rounds.
 #[test]
 fn churning_live_items_on_four_threads_grows_nothing() {
-    churn(if cfg!(miri) { 100 } else { 2_000 }, 4, false);
+    let live = if cfg!(miri) { 100 } else { 2_000 };
+    churn::<Plain>(live, 4, false);
+    churn::<SemiSorted>(live, 4, false);
 }
 
 /// The churns above in a filter with an item ceiling (four times its items), which the churn
@@ -684,16 +833,20 @@ fn churning_live_items_on_four_threads_grows_nothing() {
 #[test]
 #[cfg_attr(miri, ignore = "too slow under Miri")]
 fn churning_live_items_under_an_item_ceiling_grows_nothing() {
-    churn(2_000, 1, true);
-    churn(2_000, 4, true);
+    churn::<Plain>(2_000, 1, true);
+    churn::<Plain>(2_000, 4, true);
+    churn::<SemiSorted>(2_000, 1, true);
+    churn::<SemiSorted>(2_000, 4, true);
 }
 
 /// The churn of 200,000 live items, on one thread and on four.
 #[test]
 #[ignore = "long run: cargo test --release --test growth -- --ignored growth::"]
 fn churning_200_000_live_items_grows_nothing() {
-    churn(200_000, 1, false);
-    churn(200_000, 4, false);
+    churn::<Plain>(200_000, 1, false);
+    churn::<Plain>(200_000, 4, false);
+    churn::<SemiSorted>(200_000, 1, false);
+    churn::<SemiSorted>(200_000, 4, false);
 }
 
 /// A filter at its memory ceiling whose live items are churned keeps its room for new ones:
@@ -702,13 +855,20 @@ fn churning_200_000_live_items_grows_nothing() {
 #[test]
 #[cfg_attr(miri, ignore = "too slow under Miri")]
 fn churning_many_keys_under_a_memory_ceiling_keeps_capacity_honest() {
+    churning_many_keys_under_a_memory_ceiling_keeps_capacity_honest_in::<Plain>();
+    churning_many_keys_under_a_memory_ceiling_keeps_capacity_honest_in::<SemiSorted>();
+}
+
+fn churning_many_keys_under_a_memory_ceiling_keeps_capacity_honest_in<L: Layout>() {
     const BYTES: usize = 64 * 1024;
-    let filter = CuckooFilter::builder().capacity(1_000).max_memory(BYTES).build();
+    let layout = name::<L>();
+    let filter = CuckooFilter::builder().capacity(1_000).layout::<L>().max_memory(BYTES).build();
     let filled = insert_until_full(&filter, 0..);
     let capacity = filter.capacity();
-    assert!(filled as f64 >= 0.9 * capacity as f64, "{filled} of {capacity} before the churn");
+    let before = format!("{layout}: {filled} of {capacity} before the churn");
+    assert!(filled as f64 >= 0.9 * capacity as f64, "{before}");
     for key in (0..filled).step_by(2) {
-        assert!(filter.remove(&key));
+        assert!(filter.remove(&key), "{before}");
     }
     let live: Vec<u64> = (1..filled).step_by(2).collect();
     let (mut refused, mut rounds) = (0, 0);
@@ -725,7 +885,7 @@ fn churning_many_keys_under_a_memory_ceiling_keeps_capacity_honest() {
     let fresh = insert_until_full(&filter, (0..).map(filler));
     let len = filter.len();
     let summary = format!(
-        "{len} items at the first refusal, capacity {} ({filled} before the churn): {} live, \
+        "{layout}: {len} items at the first refusal, capacity {} ({filled} before the churn): {} live, \
          {fresh} fresh; {refused} inserts of live items refused in {rounds} rounds of 20, {} removes \
          retained",
         filter.capacity(),
@@ -737,7 +897,7 @@ fn churning_many_keys_under_a_memory_ceiling_keeps_capacity_honest() {
     assert!(filter.memory_usage() <= BYTES, "{} bytes: {summary}", filter.memory_usage());
     assert!(live.iter().all(|key| filter.contains(key)), "a false negative: {summary}");
     assert!((0..fresh).all(|n| filter.contains(&filler(n))), "a false negative: {summary}");
-    assert_eq!(len, live.len() + fresh as usize);
+    assert_eq!(len, live.len() + fresh as usize, "{summary}");
 }
 
 /// Four threads insert and remove one key, at least 20,000 times each, while two others grow
@@ -745,12 +905,17 @@ fn churning_many_keys_under_a_memory_ceiling_keeps_capacity_honest() {
 /// finds it, no other item is lost, and the filter is no larger than its items need.
 #[test]
 fn one_key_churned_by_four_threads_while_the_filter_grows_is_accepted() {
+    one_key_churned_by_four_threads_while_the_filter_grows_is_accepted_in::<Plain>();
+    one_key_churned_by_four_threads_while_the_filter_grows_is_accepted_in::<SemiSorted>();
+}
+
+fn one_key_churned_by_four_threads_while_the_filter_grows_is_accepted_in<L: Layout>() {
     const CHURNERS: u64 = 4;
     const CHURNS: u64 = if cfg!(miri) { 50 } else { 20_000 };
     const INSERTERS: u64 = 2;
     const FRESH: u64 = if cfg!(miri) { 100 } else { 100_000 };
     let one = key(2, 0);
-    let filter = growable(1_000);
+    let filter = growable::<L>(1_000);
     let inserting = AtomicU64::new(INSERTERS);
     let start = Barrier::new((CHURNERS + INSERTERS) as usize);
     let (attempts, refused, lost, fresh_refused) = thread::scope(|scope| {
@@ -793,11 +958,12 @@ fn one_key_churned_by_four_threads_while_the_filter_grows_is_accepted() {
         (attempts, refused, lost, fresh_refused)
     });
     let stats = filter.stats();
-    let presized = CuckooFilter::with_capacity((INSERTERS * FRESH) as usize).memory_usage();
+    let presized = presized::<L>((INSERTERS * FRESH) as usize).memory_usage();
     let summary = format!(
-        "{refused} of {attempts} inserts of the churned key refused, {lost} removes missed it; \
+        "{}: {refused} of {attempts} inserts of the churned key refused, {lost} removes missed it; \
          {} levels, {} bytes ({presized} presized), len {}, count of the key {}, {} removes \
          retained",
+        name::<L>(),
         stats.levels,
         filter.memory_usage(),
         filter.len(),
@@ -823,11 +989,16 @@ fn one_key_churned_by_four_threads_while_the_filter_grows_is_accepted() {
 #[test]
 #[cfg_attr(miri, ignore = "too slow under Miri")]
 fn a_grown_filter_keeps_multiset_semantics() {
+    a_grown_filter_keeps_multiset_semantics_in::<Plain>();
+    a_grown_filter_keeps_multiset_semantics_in::<SemiSorted>();
+}
+
+fn a_grown_filter_keeps_multiset_semantics_in<L: Layout>() {
     // Four copies of each take 400 of level 0's 1,092 lanes.
     const KEYS: u64 = 100;
-    let (filter, fillers) = grown_over(0..KEYS);
+    let (filter, fillers) = grown_over::<L>(0..KEYS);
     for n in 0..fillers {
-        assert!(filter.remove(&filler(n)));
+        assert!(filter.remove(&filler(n)), "{}", name::<L>());
     }
     for _ in 0..3 {
         for key in 0..KEYS {
@@ -838,8 +1009,9 @@ fn a_grown_filter_keeps_multiset_semantics() {
     let still_present = (0..KEYS).filter(|key| filter.contains(key)).count();
     let stats = filter.stats();
     let summary = format!(
-        "{} removes retained, {still_present} of {KEYS} keys present after removing all their \
-         copies, {} levels, len {}",
+        "{}: {} removes retained, {still_present} of {KEYS} keys present after removing all \
+         their copies, {} levels, len {}",
+        name::<L>(),
         stats.retained_removals,
         stats.levels,
         filter.len(),
@@ -851,14 +1023,18 @@ fn a_grown_filter_keeps_multiset_semantics() {
 
 /// Removes each of `keys` `copies` times, checking that each remove finds a copy and that the
 /// copies not yet removed are still counted.
-fn remove_every_copy(filter: &CuckooFilter, keys: u64, copies: usize) {
+fn remove_every_copy<L: Layout>(filter: &Filter<L>, keys: u64, copies: usize) {
+    let layout = name::<L>();
     for key in 0..keys {
-        assert!(filter.count(&key) >= copies, "{key}: {} copies", filter.count(&key));
+        let count = filter.count(&key);
+        assert!(count >= copies, "{layout}: {key}: {count} copies");
         for removed in 1..=copies {
-            assert!(filter.remove(&key), "{key}: remove {removed} of {copies} found no copy");
+            let found = filter.remove(&key);
+            assert!(found, "{layout}: {key}: remove {removed} of {copies} found no copy");
             let left = copies - removed;
             let count = filter.count(&key);
-            assert!(count >= left, "{key}: {count} copies after {removed} removes of {copies}");
+            let after = format!("{count} copies after {removed} removes of {copies}");
+            assert!(count >= left, "{layout}: {key}: {after}");
         }
     }
 }
@@ -870,8 +1046,15 @@ fn remove_every_copy(filter: &CuckooFilter, keys: u64, copies: usize) {
 #[test]
 #[cfg_attr(miri, ignore = "too slow under Miri")]
 fn copies_of_items_in_a_full_level_leave_pending_removals_that_their_inserts_claim() {
+    copies_of_items_in_a_full_level_leave_pending_removals_that_their_inserts_claim_in::<Plain>();
+    copies_of_items_in_a_full_level_leave_pending_removals_that_their_inserts_claim_in::<SemiSorted>(
+    );
+}
+
+fn copies_of_items_in_a_full_level_leave_pending_removals_that_their_inserts_claim_in<L: Layout>() {
     const KEYS: u64 = 500;
-    let (filter, fillers) = grown_over(0..KEYS);
+    let layout = name::<L>();
+    let (filter, fillers) = grown_over::<L>(0..KEYS);
     let mut kept = Vec::new();
     for _ in 0..3 {
         for _ in 0..3 {
@@ -880,13 +1063,14 @@ fn copies_of_items_in_a_full_level_leave_pending_removals_that_their_inserts_cla
             }
         }
         remove_every_copy(&filter, KEYS, 3);
-        assert_eq!(filter.len(), (fillers + KEYS) as usize);
-        assert!((0..KEYS).all(|key| filter.contains(&key)), "a false negative");
-        assert!((0..fillers).all(|n| filter.contains(&filler(n))), "a false negative");
+        assert_eq!(filter.len(), (fillers + KEYS) as usize, "{layout}");
+        assert!((0..KEYS).all(|key| filter.contains(&key)), "{layout}: a false negative");
+        assert!((0..fillers).all(|n| filter.contains(&filler(n))), "{layout}: a false negative");
         kept.push(filter.stats().retained_removals);
     }
-    assert!(kept[0] <= 3 * KEYS, "{kept:?}");
-    assert!(kept.windows(2).all(|w| w[1] <= w[0]), "each round left more behind: {kept:?}");
+    assert!(kept[0] <= 3 * KEYS, "{layout}: {kept:?}");
+    let more = kept.windows(2).any(|w| w[1] > w[0]);
+    assert!(!more, "{layout}: each round left more behind: {kept:?}");
 }
 
 /// Snapshots, clones and merges of a churned grown filter, some of whose removes are pending
@@ -896,42 +1080,48 @@ fn copies_of_items_in_a_full_level_leave_pending_removals_that_their_inserts_cla
 #[test]
 #[cfg_attr(miri, ignore = "too slow under Miri")]
 fn copies_of_a_churned_filter_count_exactly() {
+    copies_of_a_churned_filter_count_exactly_in::<Plain>();
+    copies_of_a_churned_filter_count_exactly_in::<SemiSorted>();
+}
+
+fn copies_of_a_churned_filter_count_exactly_in<L: Layout>() {
     const KEYS: u64 = 500;
+    let layout = name::<L>();
     let churned = |keys: std::ops::Range<u64>| {
-        let (filter, _) = grown_over(keys.clone());
+        let (filter, _) = grown_over::<L>(keys.clone());
         for _ in 0..3 {
             for key in keys.clone().chain(keys.clone()) {
                 filter.insert(&key).unwrap();
             }
             for key in keys.clone().chain(keys.clone()) {
-                assert!(filter.remove(&key));
+                assert!(filter.remove(&key), "{layout}");
             }
         }
         filter
     };
     let filter = churned(0..KEYS);
     let stats = filter.stats();
-    assert!(stats.pending_removals > 0, "the churn left no pending removal: {stats:?}");
+    assert!(stats.pending_removals > 0, "{layout}: the churn left no pending removal: {stats:?}");
     let len = filter.len();
     let info = filter.write_to(Vec::new()).unwrap();
-    assert_eq!(info.items, len as u64);
-    let loaded = CuckooFilter::from_bytes(&filter.to_bytes()).unwrap();
+    assert_eq!(info.items, len as u64, "{layout}");
+    let loaded = load::<L>(&filter.to_bytes()).unwrap();
     let copy = filter.clone();
     for other in [&loaded, &copy] {
-        assert_eq!(other.len(), len);
-        assert_eq!(other.stats().retained_removals, stats.retained_removals);
-        assert!((0..KEYS).all(|key| other.contains(&key)), "a false negative");
+        assert_eq!(other.len(), len, "{layout}");
+        assert_eq!(other.stats().retained_removals, stats.retained_removals, "{layout}");
+        assert!((0..KEYS).all(|key| other.contains(&key)), "{layout}: a false negative");
     }
     // A merge adds the other filter's items and keeps its kept fingerprints out of `len`.
     let other = churned(0..KEYS);
     let merged = churned(KEYS..2 * KEYS);
     let before = merged.len();
     match merged.merge(&other) {
-        Ok(()) => assert_eq!(merged.len(), before + other.len()),
+        Ok(()) => assert_eq!(merged.len(), before + other.len(), "{layout}"),
         Err(MergeError::Full { .. }) => {}
-        Err(err) => panic!("{err}"),
+        Err(err) => panic!("{layout}: {err}"),
     }
-    assert!((KEYS..2 * KEYS).all(|key| merged.contains(&key)), "a false negative");
+    assert!((KEYS..2 * KEYS).all(|key| merged.contains(&key)), "{layout}: a false negative");
 }
 
 /// A merge that runs out of room part way still keeps the other filter's kept fingerprints of
@@ -940,15 +1130,23 @@ fn copies_of_a_churned_filter_count_exactly() {
 #[test]
 #[cfg_attr(miri, ignore = "too slow under Miri")]
 fn a_merge_that_runs_out_of_room_counts_no_removed_item() {
+    a_merge_that_runs_out_of_room_counts_no_removed_item_in::<Plain>();
+    a_merge_that_runs_out_of_room_counts_no_removed_item_in::<SemiSorted>();
+}
+
+fn a_merge_that_runs_out_of_room_counts_no_removed_item_in<L: Layout>() {
     const KEYS: u64 = 500;
+    let layout = name::<L>();
     // Both filters stop growing at three levels, so that they keep the same levels.
     let three_levels = {
-        let filter = growable(1_000);
+        let filter = growable::<L>(1_000);
         grow_with_fillers(&filter, 3);
         filter.capacity()
     };
-    let build =
-        || CuckooFilter::builder().capacity(1_000).seed(SEED).max_capacity(three_levels).build();
+    let build = || {
+        let builder = CuckooFilter::builder().capacity(1_000).seed(SEED).layout::<L>();
+        builder.max_capacity(three_levels).build()
+    };
     // The other filter: every key in level 0, and an item colliding with most in level 2 only
     // (its fingerprint and pair there); then every item removed. A key's remove finds matches
     // in two levels and leaves a pending removal, which stays: its collider's remove is exact.
@@ -975,31 +1173,31 @@ fn a_merge_that_runs_out_of_room_counts_no_removed_item() {
         other.insert_hash(collider).unwrap();
     }
     for &hash in keys.iter().chain(&colliders) {
-        assert!(other.remove_hash(hash));
+        assert!(other.remove_hash(hash), "{layout}");
     }
     for n in 0..fillers {
-        assert!(other.remove(&filler(n)));
+        assert!(other.remove(&filler(n)), "{layout}");
     }
     let kept = other.stats().retained_removals;
-    assert_eq!(other.len(), 0);
-    assert!(kept > 0, "no removal was kept: {:?}", other.stats());
+    assert_eq!(other.len(), 0, "{layout}");
+    assert!(kept > 0, "{layout}: no removal was kept: {:?}", other.stats());
     // This filter: full at three levels, then a little room made.
     let into = build();
     let accepted = insert_until_full(&into, (0..).map(untouched));
-    assert_eq!(into.stats().levels, 3);
+    assert_eq!(into.stats().levels, 3, "{layout}");
     for i in 0..accepted / 100 {
-        assert!(into.remove(&untouched(i)));
+        assert!(into.remove(&untouched(i)), "{layout}");
     }
     let before = into.len();
     let err = into.merge(&other).unwrap_err();
-    let MergeError::Full { merged, remaining } = err else { panic!("not full: {err}") };
-    assert!(merged > 0 && remaining > 0, "{err}");
-    assert_eq!(merged + remaining, kept as usize);
+    let MergeError::Full { merged, remaining } = err else { panic!("{layout}: not full: {err}") };
+    assert!(merged > 0 && remaining > 0, "{layout}: {err}");
+    assert_eq!(merged + remaining, kept as usize, "{layout}");
     assert_eq!(
         into.len(),
         before,
-        "{merged} fingerprints of removed items were added and counted as items"
+        "{layout}: {merged} fingerprints of removed items were added and counted as items"
     );
     let live = accepted / 100..accepted;
-    assert!(live.clone().all(|i| into.contains(&untouched(i))), "a false negative");
+    assert!(live.clone().all(|i| into.contains(&untouched(i))), "{layout}: a false negative");
 }
