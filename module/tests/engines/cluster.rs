@@ -87,11 +87,15 @@ fn failover(engine: Engine) {
     }
     let victim = owners[0].2;
     nodes[by_port[&victim]].kill();
-    let survivor = nodes.iter().find(|n| n.port != victim).unwrap().port;
-    let mut c = nodes[by_port[&survivor]].client();
-    wait_until(60, "a replica to take over", || {
-        cluster_ok(&mut c) && slot_owners(&mut c).iter().all(|(_, _, port)| *port != victim)
+    // Every live node, not one: each judges the cluster's state on its own, and one that has
+    // not yet seen the failover answers `CLUSTERDOWN` to the reads below.
+    let mut live: Vec<redis::Connection> =
+        nodes.iter().filter(|n| n.port != victim).map(Node::client).collect();
+    wait_until(60, "every live node to see a replica take over", || {
+        live.iter_mut()
+            .all(|c| cluster_ok(c) && slot_owners(c).iter().all(|(_, _, port)| *port != victim))
     });
+    let mut c = live.swap_remove(0);
     let owners = slot_owners(&mut c);
     let mut clients: HashMap<u16, redis::Connection> = HashMap::new();
     for (key, item) in &written {
