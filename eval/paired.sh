@@ -10,7 +10,7 @@
 # build's name:  BIN=grow eval/paired.sh HEAD~1 --filters presized,growable --start 1000
 #
 # The other revision's crate gets this checkout's eval sources (the tool uses only API that
-# every revision since the first benchmarks has) and this checkout's Cargo.lock, in
+# every revision since the first benchmarks has, without the default feature `windowed`) and this checkout's Cargo.lock, in
 # target/paired/, so the two builds differ in the crate alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,7 +37,7 @@ build() { # target dir, manifest, then the profile's environment
   local target="$1" manifest="$2"
   shift 2
   "$@" CARGO_TARGET_DIR="$target" cargo build -q --release --bin "$bin" \
-    --manifest-path "$manifest"
+    --no-default-features --manifest-path "$manifest"
 }
 build target/release-paired eval/Cargo.toml env
 build "$work/target" "$work/eval/Cargo.toml" env

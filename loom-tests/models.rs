@@ -18,6 +18,7 @@
 
 #![cfg(loom)]
 
+mod expiry;
 mod growth;
 mod support;
 

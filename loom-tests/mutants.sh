@@ -3,8 +3,8 @@
 # time to a scratch copy of the crate, runs the suite there and prints a Markdown table of
 # breakage -> failing models. Exits non-zero if any breakage goes uncaught, if the unbroken copy
 # fails (in either bucket encoding), or if a breakage's pattern no longer matches the protocol's
-# files in src/table/, src/levels/, src/published.rs, src/pending.rs and src/bucket/semi_sorted.rs (so
-# it cannot rot silently). Breakages of the semi-sorted encoding run the suite on semi-sorted buckets
+# files in src/table/, src/levels/, src/published.rs, src/pending.rs, src/bucket/semi_sorted.rs and
+# src/windowed/ (so it cannot rot silently). Breakages of the semi-sorted encoding run the suite on semi-sorted buckets
 # (LFC_LOOM_ENCODING, loom-tests/README.md); the others on plain ones.
 #
 # Usage: loom-tests/mutants.sh [NAME...]   (LOOM_MAX_PREEMPTIONS defaults to 2, as in CI)
@@ -29,11 +29,13 @@ levels="$scratch/src/levels"
 published="$scratch/src/published.rs"
 pending="$scratch/src/pending.rs"
 semi="$scratch/src/bucket/semi_sorted.rs"
+windowed="$scratch/src/windowed"
 cp -r "$scratch/src/table" "$scratch/table.orig"
 cp -r "$levels" "$scratch/levels.orig"
 cp "$published" "$scratch/published.orig"
 cp "$pending" "$scratch/pending.orig"
 cp "$semi" "$scratch/semi.orig"
+cp -r "$windowed" "$scratch/windowed.orig"
 
 # mutate_in FILE FUNCTION COUNT OLD NEW: within the body of `fn FUNCTION(` in FILE (up to its
 # closing brace at the indent of its `fn` line), replaces the literal OLD, which must occur
@@ -63,13 +65,15 @@ mutate_removal() { mutate_in "$levels/removal.rs" "$@"; }
 mutate_published() { mutate_in "$published" "$@"; }
 mutate_pending() { mutate_in "$pending" "$@"; }
 mutate_semi() { mutate_in "$semi" "$@"; }
+mutate_epochs() { mutate_in "$windowed/epochs.rs" "$@"; }
+mutate_windowed() { mutate_in "$windowed/mod.rs" "$@"; }
 
 # A removal CAS loop with no announcement, for the breakages that move or drop one.
 add_take_quietly() {
     cat >>"$table" <<'RUST'
 
 impl<E: BucketEncoding> Table<E> {
-    fn take_quietly(&self, index: usize, fingerprint: Fingerprint) -> bool {
+    fn take_quietly(&self, index: usize, fingerprint: Fingerprint) -> Option<u64> {
         let word = &self.buckets[index];
         let mut current = crate::sync::load_for_update(word, Ordering::Acquire);
         while let Some(next) = E::without_copy(current, fingerprint) {
@@ -79,11 +83,11 @@ impl<E: BucketEncoding> Table<E> {
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
-                Ok(_) => return true,
+                Ok(_) => return Some(current),
                 Err(actual) => current = actual,
             }
         }
-        false
+        None
     }
 }
 RUST
@@ -91,26 +95,26 @@ RUST
 
 announce="self.announce_removal(from, self.stripes.of_pair(from, to));"
 copy_in="if !self.put(to, fingerprint) {"
-take_src="if self.take(from, fingerprint, self.stripes.of_pair(from, to)) {"
+take_src="if self.take(from, fingerprint, self.stripes.of_pair(from, to)).is_some() {"
 
 # The relocation's announcement moved before its copy-in.
 bump_before_copy() {
     add_take_quietly
     mutate relocate 1 "$copy_in" "$announce
         $copy_in"
-    mutate relocate 1 "$take_src" "if self.take_quietly(from, fingerprint) {"
+    mutate relocate 1 "$take_src" "if self.take_quietly(from, fingerprint).is_some() {"
 }
 # The relocation's announcement moved after its removal.
 bump_after_removal() {
     add_take_quietly
-    mutate relocate 1 "$take_src" "let taken = self.take_quietly(from, fingerprint);
+    mutate relocate 1 "$take_src" "let taken = self.take_quietly(from, fingerprint).is_some();
         $announce
         if taken {"
 }
 # The relocation's removal not announced at all.
 relocation_unannounced() {
     add_take_quietly
-    mutate relocate 1 "$take_src" "if self.take_quietly(from, fingerprint) {"
+    mutate relocate 1 "$take_src" "if self.take_quietly(from, fingerprint).is_some() {"
 }
 # Removes and surplus removals not announced (the bug the crate shipped with).
 remove_unannounced() {
@@ -270,6 +274,41 @@ semi_unsorted_write() {
 semi_lookup_unvalidated() {
     mutate contains_in_two_steps_at 1 "if read.changes != 0 {" "if false {"
 }
+# Windowed filters: the sweep of an epoch starting while writers pinned to the epoch before still
+# write (they may move an entry that is dead now into a bucket already swept).
+sweep_before_drain() {
+    mutate_epochs start_sweep 1 "if !self.drained(epoch.wrapping_sub(1)) {" "if false {"
+}
+# Windowed: the next epoch started before the sweep of the current one has finished.
+advance_before_sweep() {
+    mutate_epochs try_advance 1 \
+        "if self.swept.load(Ordering::Acquire) != stamped(epoch, self.buckets) {" "if false {"
+}
+# Windowed: a writer pinned without reading the epoch again after counting itself.
+pin_without_recheck() {
+    mutate_epochs pin 1 "if now == epoch {" "if true {"
+}
+# Windowed: a sweep counted as done before its buckets are swept.
+swept_before_sweeping() {
+    mutate_windowed sweep_some 1 "self.table.sweep(claim.buckets.clone(), dead_tag_at(claim.epoch));
+        self.epochs.swept(&claim);" "self.epochs.swept(&claim);
+        self.table.sweep(claim.buckets.clone(), dead_tag_at(claim.epoch));"
+}
+# Windowed: the sweep's check for pinned writers made by plain loads, not RMWs of the slots
+# (SeqCst loads would do on hardware; the argument, and the model checker, need the RMWs).
+drained_by_load() {
+    mutate_epochs drained 1 "slot.fetch_add(0, Ordering::AcqRel)" "slot.load(Ordering::SeqCst)"
+}
+# Windowed: a writer's pin Relaxed.
+pin_relaxed() {
+    mutate_epochs pin 1 "slot.fetch_add(unit, Ordering::AcqRel);" "slot.fetch_add(unit, Ordering::Relaxed);"
+}
+# Windowed: a lookup answers a miss without reading the epoch again.
+lookup_ignores_epoch_change() {
+    mutate_windowed contains_mixed 1 "read.answers() && self.epochs.current() == epoch" "read.answers()"
+    mutate_windowed contains_again 1 "if now == epoch {" "if true {"
+}
+
 mutants=(
     "remove_unannounced|remove and surplus removal without their announcement"
     "relocation_unannounced|relocation's removal without its announcement"
@@ -307,6 +346,13 @@ mutants=(
     "semi_skips_nibble_check|semi-sorted: a lookup skips the nibble check|semi-sorted"
     "semi_unsorted_write|semi-sorted: a write leaves the word unsorted|semi-sorted"
     "semi_lookup_unvalidated|semi-sorted: a lookup answers a miss unvalidated|semi-sorted"
+    "sweep_before_drain|windowed: a sweep starts while writers of the epoch before still write"
+    "advance_before_sweep|windowed: the next epoch starts before the sweep has finished"
+    "pin_without_recheck|windowed: a writer pins without reading the epoch again"
+    "drained_by_load|windowed: the sweep reads the pins with loads, not RMWs"
+    "pin_relaxed|windowed: a writer's pin Relaxed"
+    "swept_before_sweeping|windowed: a sweep is counted before it sweeps"
+    "lookup_ignores_epoch_change|windowed: a lookup answers a miss though the epoch moved"
 )
 
 # run_suite LOG [ENCODING]: runs the suite in the scratch copy, on plain buckets or ENCODING's;
@@ -348,6 +394,8 @@ for entry in "${mutants[@]}"; do
     cp "$scratch/published.orig" "$published"
     cp "$scratch/pending.orig" "$pending"
     cp "$scratch/semi.orig" "$semi"
+    rm -rf "$windowed"
+    cp -r "$scratch/windowed.orig" "$windowed"
     "$name"
     rest="${entry#*|}"
     description="${rest%%|*}"

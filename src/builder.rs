@@ -2,6 +2,7 @@
 
 use core::hash::BuildHasher;
 use core::marker::PhantomData;
+use core::time::Duration;
 
 use crate::bucket::{plain::Plain, Layout};
 use crate::error::BuildError;
@@ -11,6 +12,7 @@ use crate::levels::Levels;
 use crate::sizing::Ceiling;
 use crate::sizing::{buckets_for, capacity_of};
 use crate::table::{Table, DEFAULT_LOOKUP_RETRIES};
+use crate::windowed::WindowedBuilder;
 
 /// Configures and builds a [`CuckooFilter`].
 ///
@@ -28,15 +30,15 @@ use crate::table::{Table, DEFAULT_LOOKUP_RETRIES};
 #[derive(Clone, Debug)]
 #[must_use = "a builder does nothing until `build` is called"]
 pub struct Builder<S = DefaultHashBuilder, E: Layout = Plain> {
-    capacity: usize,
+    pub(crate) capacity: usize,
     /// Exactly this many buckets, overriding the capacity (a test hook).
     pub(crate) buckets: Option<usize>,
     /// Validation attempts a lookup makes before answering `true` without proof.
     pub(crate) lookup_retries: u32,
-    huge_pages: bool,
-    growth: Option<Ceiling>,
+    pub(crate) huge_pages: bool,
+    pub(crate) growth: Option<Ceiling>,
     layout: PhantomData<E>,
-    hasher: S,
+    pub(crate) hasher: S,
 }
 
 impl Builder<DefaultHashBuilder> {
@@ -110,6 +112,29 @@ impl<S> Builder<S> {
             layout: PhantomData,
             hasher,
         }
+    }
+}
+
+impl<S: BuildHasher> Builder<S, Plain> {
+    /// Builds a [`WindowedFilter`](crate::WindowedFilter) instead, whose items expire: each is present for at least
+    /// `window` after its last insert, and gone at most 1.5 windows after it while the filter
+    /// is maintained (crate docs, "Expiry"). The capacity counts the items inserted within any
+    /// window; the table is sized for 1.6 times as many (a stream holds 1.5 windows of items at
+    /// once), at about 3.4 bytes an item.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let recent = CuckooFilter::builder().capacity(1_000).expire_after(Duration::from_secs(60)).build();
+    /// recent.insert("event-9")?;
+    /// assert!(recent.contains("event-9"));
+    /// # Ok::<(), lockfree_cuckoo::InsertError>(())
+    /// ```
+    pub fn expire_after(self, window: Duration) -> WindowedBuilder<S> {
+        WindowedBuilder::new(self, window)
     }
 }
 

@@ -78,6 +78,16 @@ pub enum BuildError {
         /// What the first table promises (items) or takes (bytes).
         initial: usize,
     },
+    /// The window of [`Builder::expire_after`](crate::Builder::expire_after) is below
+    /// [`MIN_WINDOW`](crate::MIN_WINDOW).
+    WindowTooShort {
+        /// The window asked for.
+        window: core::time::Duration,
+    },
+    /// [`Builder::expire_after`](crate::Builder::expire_after) was asked of a
+    /// [`growable`](crate::Builder::growable) builder: a windowed filter has one table, sized
+    /// for the items of 1.5 windows, and its expiry keeps it from filling.
+    WindowWithGrowth,
 }
 
 impl fmt::Display for BuildError {
@@ -94,6 +104,14 @@ impl fmt::Display for BuildError {
                 "the growable cuckoo filter's {setting} ({limit}) is below its first table's \
                  {initial}"
             ),
+            Self::WindowTooShort { window } => write!(
+                f,
+                "a windowed cuckoo filter's window ({window:?}) is below {:?}",
+                crate::MIN_WINDOW
+            ),
+            Self::WindowWithGrowth => {
+                f.write_str("a windowed cuckoo filter cannot be growable: expiry keeps it in size")
+            }
         }
     }
 }
@@ -194,8 +212,9 @@ pub enum LoadError {
         /// The lane (0 to 3) that holds it.
         lane: u8,
     },
-    /// A semi-sorted bucket word is not one this crate writes: its code names no set of
-    /// nibbles, its fingerprints are out of order, or one is a value no fingerprint takes.
+    /// A semi-sorted or windowed bucket word is not one this crate writes: a semi-sorted code
+    /// names no set of nibbles, fingerprints are out of order, or one is a value no fingerprint
+    /// takes.
     MalformedBucket {
         /// The bucket whose word it is, counted over every level, oldest first.
         bucket: u64,

@@ -102,7 +102,7 @@ pub(crate) fn slots<E: BucketEncoding>(hash: u64, buckets: usize) -> Slots {
 pub(crate) fn mixed_slots<E: BucketEncoding>(mixed: u64, buckets: usize) -> Slots {
     let fingerprint = E::fingerprint(mixed);
     let first = index(mixed, buckets);
-    Slots { fingerprint, first, second: alt_index(first, fingerprint, buckets) }
+    Slots { fingerprint, first, second: alt_index(first, E::key(fingerprint), buckets) }
 }
 
 /// A hash whose first bucket is `bucket` and whose fingerprint is `fingerprint`.
@@ -126,7 +126,7 @@ pub(crate) fn compose_nth<E: BucketEncoding>(
 ) -> u64 {
     // The 48-bit values that fastrange maps to `bucket`, from the smallest, whose bits under the
     // fingerprint (none for 16-bit fingerprints, bit 16 for 17) are the fingerprint's.
-    let shared = E::FINGERPRINT_BITS - 16;
+    let shared = E::FINGERPRINT_BITS.saturating_sub(16);
     let above = u64::from(fingerprint.get() >> 16);
     let first = ((bucket as u128) << 48).div_ceil(buckets as u128) as u64;
     let aligned = first + (above.wrapping_sub(first) & ((1 << shared) - 1));

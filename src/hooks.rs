@@ -14,6 +14,7 @@ use crate::fingerprint::Fingerprint;
 use crate::hash;
 use crate::hasher::DefaultHashBuilder;
 use crate::table::Table;
+use crate::windowed::WindowedFilter;
 
 impl<S: BuildHasher, E: Layout> CuckooFilter<S, E> {
     /// **Unstable, for tests** (feature `test-hooks`): a hash whose first bucket is `bucket`
@@ -122,6 +123,51 @@ impl<S, E: Layout> Builder<S, E> {
     pub fn lookup_retries(mut self, retries: u32) -> Self {
         self.lookup_retries = retries;
         self
+    }
+}
+
+impl<S: BuildHasher> WindowedFilter<S> {
+    /// **Unstable, for tests** (feature `test-hooks`): [`insert`](Self::insert) of an item by
+    /// its hash.
+    #[doc(hidden)]
+    pub fn insert_hash(&self, hash: u64) -> Result<(), InsertError> {
+        self.insert_mixed(hash::mix(hash))
+    }
+
+    /// **Unstable, for tests** (feature `test-hooks`): [`contains`](Self::contains) of an item
+    /// by its hash.
+    #[doc(hidden)]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        self.contains_mixed(hash::mix(hash))
+    }
+
+    /// **Unstable, for tests** (feature `test-hooks`): [`remove`](Self::remove) of an item by
+    /// its hash.
+    #[doc(hidden)]
+    pub fn remove_hash(&self, hash: u64) -> bool {
+        self.remove_mixed(hash::mix(hash))
+    }
+
+    /// **Unstable, for tests** (feature `test-hooks`): a hash whose first bucket is `bucket`
+    /// and whose 14-bit fingerprint is `fingerprint` (in `1..=0x3FFE`).
+    #[doc(hidden)]
+    pub fn hash_for_slot(&self, bucket: usize, fingerprint: u32) -> u64 {
+        assert!((1..0x3FFF).contains(&fingerprint), "a windowed fingerprint is 14 bits");
+        self.table().hash_for_slot(bucket, test_fingerprint(fingerprint))
+    }
+
+    /// **Unstable, for tests** (feature `test-hooks`): the first bucket, second bucket and
+    /// 14-bit fingerprint of a hash.
+    #[doc(hidden)]
+    pub fn slots_for_hash(&self, hash: u64) -> (usize, usize, u32) {
+        let s = self.table().slots(hash::mix(hash));
+        (s.first, s.second, s.fingerprint.get() & 0x3FFF)
+    }
+
+    /// **Unstable, for tests** (feature `test-hooks`): the current epoch.
+    #[doc(hidden)]
+    pub fn current_epoch(&self) -> u64 {
+        self.epoch()
     }
 }
 

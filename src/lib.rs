@@ -227,6 +227,53 @@
 //! elsewhere.
 
 //!
+//! # Expiry
+//!
+//! A [`WindowedFilter`], built by [`Builder::expire_after`], forgets: "have I seen this in the
+//! last hour?" for deduplicating events and webhooks, replay protection of tokens and nonces,
+//! and rate limits, in one filter instead of one key per time window.
+//!
+//! ```
+//! use std::time::Duration;
+//! use lockfree_cuckoo::CuckooFilter;
+//!
+//! let seen = CuckooFilter::builder().capacity(100_000).expire_after(Duration::from_secs(3600)).build();
+//! let first_time = |nonce: &str| {
+//!     let new = !seen.contains(nonce);
+//!     seen.insert(nonce).map(|()| new)
+//! };
+//! assert_eq!(first_time("n-1"), Ok(true));
+//! assert_eq!(first_time("n-1"), Ok(false));
+//! ```
+//!
+//! - **The window.** An item is present for at least the window after its last insert, under
+//!   any interleaving of threads: no false negative inside it. Inserting a present item
+//!   refreshes it (the filter is a set), and `remove` takes it as in a [`CuckooFilter`].
+//! - **The factor, 1.5.** Each lane keeps a 2-bit tag of the epoch it was written in; an epoch
+//!   lasts at least half the window (`P`), and at epoch `e` tags `e`, `e - 1` and `e - 2` are
+//!   live. An item last written at time `t` in epoch `e` is dead once epoch `e + 3` starts, which
+//!   is no earlier than `start(e + 1) + 2P`, after `t + 2P`, the end of its window; and while
+//!   the filter is maintained, epochs start on time and `e + 3` starts by `start(e) + 3P`, at
+//!   most 1.5 windows after `t`. Items expire in steps of half a window.
+//! - **No hidden thread.** The expiry work (emptying the dead tag before it comes back as a new
+//!   epoch's) is done by inserts, 128 buckets by every 64th insert of a thread and more by an
+//!   insert that finds no room, and by [`WindowedFilter::tick`]. Lookups never wait for it. A
+//!   filter that gets few inserts should be ticked at least every half window; a late tick only
+//!   keeps expired items longer (stale positives), never drops a live one. So does a thread
+//!   stopped in the middle of an insert or remove: the sweep of the next epoch waits for the
+//!   writers of the one before (`src/windowed/epochs.rs`), and until it runs, expired items stay
+//!   and inserts may be refused; lookups and the other writers go on.
+//! - **The clock** is read only when an epoch may start, through [`Clock`]: [`SystemClock`]
+//!   (monotonic) by default, [`ManualClock`] for tests and for front-ends whose primary decides
+//!   when time moves.
+//! - **Space and accuracy.** 14-bit fingerprints, so a false-positive rate of about
+//!   `8a / 16,380` at load `a`. The capacity counts the items inserted within any window; a
+//!   stream of distinct items at the capacity's rate holds 1.5 windows of them at once, and the
+//!   table is sized for 1.6, so it stays 88% full at most: a false-positive rate of about 0.04%
+//!   at capacity (0.041% with 1.48 windows of items held, `tests/filter/expiry.rs`), and about
+//!   3.4 bytes an item of capacity.
+//! - **Not for windowed filters:** growth ([`BuildError::WindowWithGrowth`]) and merging (the
+//!   type has no `merge`: items of two filters of different clocks have no common age).//!
 //! # Cargo features
 //!
 //! - `serde` (off by default): `Serialize` and `Deserialize` for [`CuckooFilter`], as its
@@ -263,6 +310,7 @@ mod snapshot;
 mod stats;
 mod sync;
 mod table;
+mod windowed;
 
 pub use bucket::plain::Plain;
 pub use bucket::semi_sorted::SemiSorted;
@@ -274,6 +322,7 @@ pub use filter::CuckooFilter;
 pub use hasher::{AHashBuilder, DefaultHashBuilder, DefaultHasher};
 pub use snapshot::{encoding_of_snapshot, ChunkedSnapshot, SnapshotInfo, ENCODING_PREFIX_LEN};
 pub use stats::{InsertPaths, Stats};
+pub use windowed::{Clock, ManualClock, SystemClock, WindowedBuilder, WindowedFilter, MIN_WINDOW};
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

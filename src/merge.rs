@@ -105,7 +105,7 @@ fn merge_levels<E: BucketEncoding>(
         for (index, word) in copy.words().enumerate() {
             for fingerprint in E::fingerprints(word) {
                 // Copies are interchangeable, so either bucket of the pair may come first.
-                let second = alt_index(index, fingerprint, buckets);
+                let second = alt_index(index, E::key(fingerprint), buckets);
                 let slots = Slots { fingerprint, first: index, second };
                 if table.insert(slots).is_err() {
                     // Which fingerprints were removed items' is not known: count as many of

@@ -34,6 +34,10 @@ pub enum Peer {
     OursBatch,
     /// Ours with semi-sorted buckets (17-bit fingerprints in the same memory)
     OursSemiSorted,
+    #[cfg(feature = "windowed")]
+    /// Ours with a one-hour window (14-bit fingerprints with 2-bit ages, sized for the capacity
+    /// within the window), on the system clock
+    OursWindowed,
     /// The two-read floor (4 KiB pages)
     Floor,
     /// The two-read floor, batched
@@ -120,6 +124,8 @@ impl Peer {
             Self::Ours => "lockfree-cuckoo",
             Self::OursBatch => "lockfree-cuckoo batch",
             Self::OursSemiSorted => "lockfree-cuckoo semi-sorted",
+            #[cfg(feature = "windowed")]
+            Self::OursWindowed => "lockfree-cuckoo windowed",
             Self::Floor => "two-read floor",
             Self::FloorBatch => "two-read floor batch",
             Self::CasFloor => "one-CAS floor",
@@ -217,6 +223,8 @@ impl Peer {
         match self.base() {
             Self::Ours => visit.shared(self, || Ours::new(items)),
             Self::OursSemiSorted => visit.shared(self, || Ours::semi_sorted(items)),
+            #[cfg(feature = "windowed")]
+            Self::OursWindowed => visit.shared(self, || OursWindowed::new(items)),
             Self::Floor => visit.shared(self, || Floor::new(words())),
             Self::CasFloor => visit.shared(self, || CasFloor::new(words())),
             Self::CfAhash => visit.lockable(self, || CfAhash::new(items)),
@@ -359,6 +367,50 @@ impl<L: Layout> Shared for Ours<L> {
     #[inline]
     fn insert_batch(&self, keys: &[u64]) -> usize {
         self.0.insert_batch(keys)
+    }
+}
+
+/// Ours with a window: items expire an hour after their last insert.
+#[cfg(feature = "windowed")]
+pub struct OursWindowed(pub lockfree_cuckoo::WindowedFilter);
+
+#[cfg(feature = "windowed")]
+impl OursWindowed {
+    /// The window of the measurements: long enough that nothing expires while they run, so
+    /// that they measure the cost of the layout and of the expiry work, not of misses.
+    pub const WINDOW: std::time::Duration = std::time::Duration::from_secs(3600);
+
+    pub fn new(capacity: usize) -> Self {
+        Self(CuckooFilter::builder().capacity(capacity).expire_after(Self::WINDOW).build())
+    }
+}
+
+#[cfg(feature = "windowed")]
+impl Filter for OursWindowed {
+    #[inline]
+    fn contains(&self, key: u64) -> bool {
+        self.0.contains(&key)
+    }
+    fn bytes(&self) -> usize {
+        self.0.memory_usage()
+    }
+    fn table_bytes(&self) -> usize {
+        self.0.bucket_count() * 8
+    }
+    fn slots(&self) -> u64 {
+        self.0.bucket_count() as u64 * 4
+    }
+}
+
+#[cfg(feature = "windowed")]
+impl Shared for OursWindowed {
+    #[inline]
+    fn insert(&self, key: u64) -> bool {
+        self.0.insert(&key).is_ok()
+    }
+    #[inline]
+    fn remove(&self, key: u64) -> bool {
+        self.0.remove(&key)
     }
 }
 

@@ -19,6 +19,7 @@
 mod pair;
 pub(crate) mod plain;
 pub(crate) mod semi_sorted;
+pub(crate) mod windowed;
 
 use core::fmt;
 
@@ -117,6 +118,13 @@ pub trait BucketEncoding: Copy + Default + Send + Sync + fmt::Debug + 'static {
     /// The fingerprint of a mixed hash.
     fn fingerprint(mixed: u64) -> Fingerprint;
 
+    /// The part of `fingerprint` that chooses its other bucket (`hash::alt_index`): all of it,
+    /// except in an encoding whose lanes also hold something else (a windowed entry's age).
+    #[inline(always)]
+    fn key(fingerprint: Fingerprint) -> Fingerprint {
+        fingerprint
+    }
+
     /// Flags, to be tested by [`any_match`], of the copies of `fingerprint` in `word`. The flags
     /// of several words, or'ed, tell whether any of them holds it.
     fn match_flags(word: u64, fingerprint: Fingerprint) -> u64;
@@ -163,6 +171,15 @@ pub trait BucketEncoding: Copy + Default + Send + Sync + fmt::Debug + 'static {
 
     /// Whether `word` has room for one more fingerprint.
     fn has_room(word: u64) -> bool;
+
+    /// Whether an insert of `fingerprint` may move `entry`, a value of [`entries`](Self::entries),
+    /// to make room: always, unless the encoding's entries age (a windowed insert leaves dead
+    /// entries to the sweep).
+    #[inline(always)]
+    fn movable(entry: u32, fingerprint: Fingerprint) -> bool {
+        let _ = (entry, fingerprint);
+        true
+    }
 
     /// `word` with one more copy of `fingerprint`, or `None` when it is full.
     fn with_copy(word: u64, fingerprint: Fingerprint) -> Option<u64>;

@@ -11,6 +11,7 @@ use crc::{Crc, Digest, Table, CRC_64_XZ};
 
 use crate::bucket::plain::Plain;
 use crate::bucket::semi_sorted::SemiSorted;
+use crate::bucket::windowed::Windowed;
 use crate::bucket::{BucketEncoding, LANES};
 use crate::encoding::Encoding;
 use crate::error::LoadError;
@@ -341,6 +342,7 @@ pub(super) fn decode<S: BuildHasher + 'static>(
     match encoding {
         Encoding::Plain => check_words::<Plain>(&levels, items)?,
         Encoding::SemiSorted => check_words::<SemiSorted>(&levels, items)?,
+        Encoding::Windowed => check_words::<Windowed>(&levels, items)?,
     }
     let seed = (flags & FLAG_SEED != 0).then(|| read_u64(&header, AT_SEED));
     adopt_snapshot_key(hasher, seed);

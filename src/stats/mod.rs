@@ -18,7 +18,7 @@ use crate::sync::{self, AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 mod thread_number;
 
-use thread_number::thread_number;
+pub(crate) use thread_number::thread_number;
 
 /// Longest cuckoo path an insert may commit, in relocations: the one home of the limit (libcuckoo
 /// uses five too), kept here, below the table and the errors that use it, where the counters
@@ -69,6 +69,7 @@ struct Shard {
     crowded: AtomicU64,
     conservative_lookups: AtomicU64,
     surplus_removals: AtomicU64,
+    expired: AtomicU64,
 }
 
 /// What an operation reports to the counters.
@@ -88,6 +89,10 @@ pub(crate) enum Event {
     Crowded,
     ConservativeLookup,
     SurplusRemoved,
+    /// The sweep of a windowed filter emptied this many expired entries of one bucket.
+    Expired {
+        lanes: usize,
+    },
 }
 
 #[derive(Debug)]
@@ -132,6 +137,16 @@ impl Counters {
                 add_usize(&shard.items, usize::MAX, owned);
                 return;
             }
+            Event::Expired { lanes } => {
+                add_usize(&shard.items, lanes.wrapping_neg(), owned);
+                let expired = &shard.expired;
+                if owned {
+                    expired.store(expired.load(Relaxed) + lanes as u64, Relaxed);
+                } else {
+                    expired.fetch_add(lanes as u64, Relaxed);
+                }
+                return;
+            }
             Event::Relocated => &shard.relocations,
             Event::PathRetried => &shard.path_retries,
             Event::Refused => &shard.refused,
@@ -169,6 +184,7 @@ impl Counters {
             crowded_refusals: sum(|s| &s.crowded),
             conservative_lookups: sum(|s| &s.conservative_lookups),
             surplus_removals: sum(|s| &s.surplus_removals),
+            expired_entries: sum(|s| &s.expired),
             ..Stats::default()
         }
     }
@@ -231,6 +247,9 @@ pub struct Stats {
     /// Extra copies removed after two relocations (or a relocation and a remove) raced for the
     /// same fingerprint.
     pub surplus_removals: u64,
+    /// Entries a [`WindowedFilter`](crate::WindowedFilter)'s sweep emptied because their window
+    /// had passed (0 in other filters).
+    pub expired_entries: u64,
     /// Levels the filter has: 1, plus one for each time a growable filter grew. A growth adds a
     /// level and moves no item, so there is no migration in progress, ever.
     pub levels: usize,
@@ -302,6 +321,7 @@ impl Default for Stats {
             crowded_refusals: 0,
             conservative_lookups: 0,
             surplus_removals: 0,
+            expired_entries: 0,
             levels: 1,
             discarded_levels: 0,
             retained_removals: 0,
@@ -322,5 +342,6 @@ impl Stats {
         self.crowded_refusals += other.crowded_refusals;
         self.conservative_lookups += other.conservative_lookups;
         self.surplus_removals += other.surplus_removals;
+        self.expired_entries += other.expired_entries;
     }
 }

@@ -137,6 +137,7 @@
 mod path;
 mod scan;
 mod stripe;
+mod windowed;
 mod words;
 
 pub(crate) use scan::ScannedWords;
@@ -681,12 +682,12 @@ impl<E: BucketEncoding> Table<E> {
         if !self.put(to, fingerprint) {
             return false;
         }
-        if self.take(from, fingerprint, self.stripes.of_pair(from, to)) {
+        if self.take(from, fingerprint, self.stripes.of_pair(from, to)).is_some() {
             self.counters.record(from, Event::Relocated);
             return true;
         }
         // Another relocation or a remove took the source copy: ours is now one too many.
-        if self.take_validated(Slots { fingerprint, first: from, second: to }) {
+        if self.take_validated(Slots { fingerprint, first: from, second: to }).is_some() {
             self.counters.record(from, Event::SurplusRemoved);
         }
         false
@@ -694,11 +695,17 @@ impl<E: BucketEncoding> Table<E> {
 
     /// Removes one copy of the item, if present.
     pub(crate) fn remove(&self, slots: Slots) -> bool {
+        self.remove_from(slots).is_some()
+    }
+
+    /// [`remove`](Self::remove), returning the word the removal changed, from which an
+    /// encoding can tell which copy it took.
+    pub(crate) fn remove_from(&self, slots: Slots) -> Option<u64> {
         // As in `insert`: about half the items are in their second bucket, so start loading it
         // with the first.
         sync::prefetch(&self.buckets[slots.second]);
         let removed = self.take_validated(slots);
-        if removed {
+        if removed.is_some() {
             self.counters.record(slots.first, Event::Removed);
         }
         removed
@@ -706,31 +713,30 @@ impl<E: BucketEncoding> Table<E> {
 
     /// Takes one copy of the item's fingerprint out of either of its buckets, validating
     /// absence as a lookup does: lock-free, retried only when a removal from the pair was
-    /// announced meanwhile.
-    fn take_validated(&self, slots: Slots) -> bool {
+    /// announced meanwhile. Returns the word the removal changed.
+    fn take_validated(&self, slots: Slots) -> Option<u64> {
         let Slots { fingerprint, first, second } = slots;
         let stripe = self.stripes.of_pair(first, second);
         stripe.read_validated(|| {
-            if self.take(first, fingerprint, stripe)
-                || (second != first && self.take(second, fingerprint, stripe))
-            {
-                Attempt::Proven(true)
-            } else {
-                Attempt::IfUnchanged(false)
+            match self.take(first, fingerprint, stripe).or_else(|| {
+                (second != first).then(|| self.take(second, fingerprint, stripe)).flatten()
+            }) {
+                Some(word) => Attempt::Proven(Some(word)),
+                None => Attempt::IfUnchanged(None),
             }
         })
     }
 
     /// Takes one copy of `fingerprint` out of bucket `index`, if it holds one, announcing the
     /// removal on `stripe`, the stripe of the fingerprint's pair ([Every removal is
-    /// announced](self#every-removal-is-announced)).
-    fn take(&self, index: usize, fingerprint: Fingerprint, stripe: &Stripe) -> bool {
+    /// announced](self#every-removal-is-announced)). Returns the word the removal changed.
+    fn take(&self, index: usize, fingerprint: Fingerprint, stripe: &Stripe) -> Option<u64> {
         let word = &self.buckets[index];
         // Acquire: pairs with the Release removal CAS of other takes, as in `holds`. The absence
         // decision is taken on this plain load, which loom may serve stale.
         let seen = word.load(Ordering::Acquire);
         if !E::contains(seen, fingerprint) {
-            return false;
+            return None;
         }
         self.announce_removal(index, stripe);
         let mut current = reload_for_update(word, seen, Ordering::Acquire);
@@ -739,11 +745,11 @@ impl<E: BucketEncoding> Table<E> {
             // that sees this removal also sees the announcement sequenced before it. Acquire on
             // failure: the loop decides absence on the word it returns, as on `seen`.
             match word.compare_exchange_weak(current, next, Ordering::Release, Ordering::Acquire) {
-                Ok(_) => return true,
+                Ok(_) => return Some(current),
                 Err(actual) => current = actual,
             }
         }
-        false
+        None
     }
 
     /// Announces a removal from bucket `index`, and if a snapshot scan began before the

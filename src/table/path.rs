@@ -111,9 +111,12 @@ impl PathSearch {
                 // fingerprint's lane can change before the commit, and the commit takes a copy
                 // of the value wherever it is.
                 for entry in E::entries(word) {
+                    if !E::movable(entry, slots.fingerprint) {
+                        continue;
+                    }
                     // The search expands only full buckets, whose places all hold fingerprints.
                     let fingerprint = Fingerprint::in_occupied_entry(entry);
-                    let to = alt_index(node.bucket, fingerprint, buckets.len());
+                    let to = alt_index(node.bucket, E::key(fingerprint), buckets.len());
                     if to == node.bucket || self.nodes.len() == MAX_NODES {
                         continue;
                     }

@@ -1,9 +1,10 @@
 //! One filter's behaviour, whatever its size: the set and multiset semantics, merges, serde,
-//! statistics, batches, sizing, false-positive rates, huge pages and semi-sorted buckets. One
-//! test binary, linked once.
+//! statistics, batches, sizing, false-positive rates, huge pages, semi-sorted buckets and
+//! windowed filters. One test binary, linked once.
 
 mod accuracy;
 mod batch;
+mod expiry;
 mod huge_pages;
 mod merge;
 mod multiset;

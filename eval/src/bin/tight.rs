@@ -61,8 +61,15 @@ struct Args {
 }
 
 /// The peers this tool measures, in their default order.
-const PEERS: &[Peer] =
-    &[Peer::Ours, Peer::OursSemiSorted, Peer::Floor, Peer::CasFloor, Peer::CfAhash];
+const PEERS: &[Peer] = &[
+    Peer::Ours,
+    Peer::OursSemiSorted,
+    #[cfg(feature = "windowed")]
+    Peer::OursWindowed,
+    Peer::Floor,
+    Peer::CasFloor,
+    Peer::CfAhash,
+];
 
 const SHARES: [u32; 3] = [0, 50, 100];
 
@@ -255,14 +262,20 @@ fn print_tables(args: &Args, records: &[Record]) {
         ratios(Peer::CfAhash, &same);
         ratios(Peer::Floor, &same);
         ratios(Peer::CasFloor, &[("fill", "fill"), ("remove", "remove")]);
-        // The semi-sorted encoding's rate over the plain one's (BENCHMARKS.md, "Semi-sorted
-        // buckets").
-        if let Some(semi) = find(Peer::OursSemiSorted) {
+        // The semi-sorted and windowed layouts' rates over the plain one's (BENCHMARKS.md,
+        // "Semi-sorted buckets", "Expiry").
+        let layouts = [
+            Peer::OursSemiSorted,
+            #[cfg(feature = "windowed")]
+            Peer::OursWindowed,
+        ];
+        for layout in layouts {
+            let Some(other) = find(layout) else { continue };
             let shown: Vec<String> = MEASURES
                 .iter()
-                .filter_map(|m| Some(format!("{m}: {:.2}", ours.ns.get(*m)? / semi.ns.get(*m)?)))
+                .filter_map(|m| Some(format!("{m}: {:.2}", ours.ns.get(*m)? / other.ns.get(*m)?)))
                 .collect();
-            println!("- {} over {}: {}", semi.peer, ours.peer, shown.join(", "));
+            println!("- {} over {}: {}", other.peer, ours.peer, shown.join(", "));
         }
     }
 }

@@ -1,0 +1,467 @@
+//! [`WindowedFilter`]: a filter whose items expire a window after their last insert.
+//!
+//! Buckets are windowed (`bucket::windowed`): each lane holds a 14-bit fingerprint and the tag of
+//! the epoch it was last written in. An epoch lasts a period `P`, half the window; at epoch `e`
+//! the tags of `e`, `e - 1` and `e - 2` are live and the fourth is dead, and the sweep empties it
+//! before it comes back as `e + 1` (`epochs`). So an item is present for at least `2P` (the
+//! window) after its last insert and, while the sweep keeps up, gone after at most `3P` (1.5
+//! windows).
+
+mod builder;
+mod clock;
+mod epochs;
+
+pub use builder::WindowedBuilder;
+pub use clock::{Clock, ManualClock, SystemClock};
+
+use core::fmt;
+use core::hash::{BuildHasher, Hash};
+use core::time::Duration;
+
+use crate::bucket::windowed::{dead_tag_at, Windowed};
+use crate::error::InsertError;
+use crate::hash;
+use crate::hasher::DefaultHashBuilder;
+use crate::stats::Stats;
+use crate::sync;
+use crate::table::Table;
+use epochs::Epochs;
+
+/// The shortest window [`Builder::expire_after`](crate::Builder::expire_after) takes.
+pub const MIN_WINDOW: Duration = Duration::from_millis(1);
+
+/// Buckets a [`WindowedFilter::tick`] claims at once: chunks, so that inserts short of room
+/// sweep beside it rather than find every bucket claimed.
+const TICK_CHUNK: usize = 4096;
+
+/// The items a table promises, for each item of a windowed filter's capacity, as a fraction.
+const SIZED_FOR: (usize, usize) = (8, 5);
+
+/// Inserts a thread makes between two sweeps of [`SWEEP_CHUNK`] buckets.
+const SWEEP_EVERY: u32 = 64;
+/// Buckets a sweep claims at once: two for each insert. A stream at the capacity's rate inserts
+/// about 1.2 items a bucket in a period, so inserts alone finish a sweep within the first half
+/// of each epoch.
+const SWEEP_CHUNK: usize = 2 * SWEEP_EVERY as usize;
+
+/// A concurrent cuckoo filter whose items expire: an item is present for at least the window
+/// after its last insert, and gone (up to the false-positive rate) at most 1.5 windows after it
+/// while the filter is maintained. Built by
+/// [`Builder::expire_after`](crate::Builder::expire_after).
+///
+/// A set, not a multiset: inserting a present item refreshes it. Lookups are wait-free;
+/// inserts, removes and [`tick`](Self::tick) are lock-free, and no thread of the library's
+/// does the expiry work: inserts sweep a little each, and `tick` does the rest. See the crate
+/// documentation, "Expiry", for the guarantees in full.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use lockfree_cuckoo::{CuckooFilter, ManualClock};
+///
+/// let clock = ManualClock::new();
+/// let seen = CuckooFilter::builder()
+///     .capacity(10_000)
+///     .expire_after(Duration::from_secs(3600))
+///     .clock(clock.clone())
+///     .build();
+/// seen.insert("webhook-17")?;
+/// clock.advance(Duration::from_secs(3599));
+/// seen.tick();
+/// assert!(seen.contains("webhook-17"));
+/// for _ in 0..4 {
+///     clock.advance(Duration::from_secs(1800));
+///     seen.tick();
+/// }
+/// assert!(!seen.contains("webhook-17"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct WindowedFilter<S = DefaultHashBuilder> {
+    table: Table<Windowed>,
+    epochs: Epochs,
+    window: Duration,
+    capacity: usize,
+    hasher: S,
+}
+
+impl<S: BuildHasher> WindowedFilter<S> {
+    #[inline]
+    fn mixed_of<T: Hash + ?Sized>(&self, item: &T) -> u64 {
+        hash::mix(self.hasher.hash_one(item))
+    }
+
+    /// Adds `item`, or refreshes it if present: it stays present for at least the window from
+    /// now. Every 64th insert of a thread also sweeps 128 buckets of expired entries, and starts
+    /// the next epoch when it is due.
+    ///
+    /// # Errors
+    ///
+    /// [`InsertError::Full`] when the item is absent and no room can be made for it: more items
+    /// arrived within 1.5 windows than the filter was built for. Before it refuses, an insert
+    /// sweeps expired entries until no bucket is left to sweep, so it is refused while expired
+    /// entries take its room only when other threads hold the last buckets to sweep. The
+    /// filter is then unchanged.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::builder().capacity(100).expire_after(Duration::from_secs(60)).build();
+    /// filter.insert("nonce-1")?;
+    /// filter.insert("nonce-1")?; // a refresh: still one entry
+    /// assert_eq!(filter.len(), 1);
+    /// # Ok::<(), lockfree_cuckoo::InsertError>(())
+    /// ```
+    pub fn insert<T: Hash + ?Sized>(&self, item: &T) -> Result<(), InsertError> {
+        self.insert_mixed(self.mixed_of(item))
+    }
+
+    /// Whether `item` may be present: `true` for every item inserted within the window and not
+    /// since removed, and for a small fraction of other items (about `8a / 16,380` at load `a`:
+    /// 0.049% when full).
+    ///
+    /// Wait-free: a bounded number of reads. It reads the epoch, then the item's buckets, then
+    /// the epoch again, and answers `false` only if the epoch did not move meanwhile; after a
+    /// few moves it answers `true` (a rare extra false positive, counted in
+    /// [`Stats::conservative_lookups`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::builder().capacity(100).expire_after(Duration::from_secs(60)).build();
+    /// filter.insert(&7u32)?;
+    /// assert!(filter.contains(&7u32));
+    /// # Ok::<(), lockfree_cuckoo::InsertError>(())
+    /// ```
+    #[inline]
+    pub fn contains<T: Hash + ?Sized>(&self, item: &T) -> bool {
+        self.contains_mixed(self.mixed_of(item))
+    }
+
+    /// Removes `item`, if present, and says whether it was: its oldest live copy, so that if the
+    /// copy was a colliding item's, the copies left are no older than before.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::builder().capacity(100).expire_after(Duration::from_secs(60)).build();
+    /// filter.insert("a")?;
+    /// assert!(filter.remove("a"));
+    /// assert!(!filter.contains("a"));
+    /// assert!(!filter.remove("a"));
+    /// # Ok::<(), lockfree_cuckoo::InsertError>(())
+    /// ```
+    pub fn remove<T: Hash + ?Sized>(&self, item: &T) -> bool {
+        self.remove_mixed(self.mixed_of(item))
+    }
+
+    /// The hasher.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::builder().capacity(1_000).expire_after(Duration::from_secs(60)).build();
+    /// let _ = filter.hasher();
+    /// ```
+    pub fn hasher(&self) -> &S {
+        &self.hasher
+    }
+}
+
+impl<S> WindowedFilter<S> {
+    /// Does the expiry work that is due: sweeps every bucket of expired entries not yet swept,
+    /// and starts the next epoch if a period (half the window) has passed since the current one
+    /// started. Lock-free; lookups and inserts never wait for it.
+    ///
+    /// Inserts do this work too, a little each. A filter that gets few inserts forgets only
+    /// as often as `tick` is called: call it at least every half window (the server and the
+    /// module call it on a timer). A late or missing call never makes an item vanish early;
+    /// it only keeps expired items present longer.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use lockfree_cuckoo::{CuckooFilter, ManualClock};
+    ///
+    /// let clock = ManualClock::new();
+    /// let filter = CuckooFilter::builder()
+    ///     .capacity(100)
+    ///     .expire_after(Duration::from_secs(2))
+    ///     .clock(clock.clone())
+    ///     .build();
+    /// filter.insert("x")?;
+    /// for _ in 0..4 {
+    ///     clock.advance(Duration::from_secs(1));
+    ///     filter.tick();
+    /// }
+    /// assert!(!filter.contains("x"));
+    /// assert_eq!(filter.len(), 0);
+    /// # Ok::<(), lockfree_cuckoo::InsertError>(())
+    /// ```
+    pub fn tick(&self) {
+        loop {
+            while self.sweep_some(TICK_CHUNK) {}
+            if !self.epochs.try_advance() {
+                return;
+            }
+        }
+    }
+
+    /// The window: how long an item stays present, at least, after its last insert.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::builder().capacity(1_000).expire_after(Duration::from_secs(60)).build();
+    /// assert_eq!(filter.window(), Duration::from_secs(60));
+    /// ```
+    pub fn window(&self) -> Duration {
+        self.window
+    }
+
+    /// Items the filter holds within any window without refusing one: a stream of `r` distinct
+    /// items a second runs forever when `r × window` is at most this.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::builder().capacity(1_000).expire_after(Duration::from_secs(60)).build();
+    /// assert!(filter.capacity() >= 1_000);
+    /// ```
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Entries held: inserts (not refreshes) minus removes and the expired entries swept so
+    /// far. Expired entries not yet swept count; approximate while operations run.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::builder().capacity(1_000).expire_after(Duration::from_secs(60)).build();
+    /// filter.insert("a")?;
+    /// filter.insert("a")?;
+    /// assert_eq!(filter.len(), 1);
+    /// # Ok::<(), lockfree_cuckoo::InsertError>(())
+    /// ```
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    /// Whether [`len`](Self::len) is 0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::builder().capacity(1_000).expire_after(Duration::from_secs(60)).build();
+    /// assert!(filter.is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes the filter takes: its table, stripes and counters.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::builder().capacity(1_000).expire_after(Duration::from_secs(60)).build();
+    /// assert!(filter.memory_usage() >= filter.bucket_count() * 8);
+    /// ```
+    pub fn memory_usage(&self) -> usize {
+        core::mem::size_of::<Self>() + self.table.memory_usage()
+    }
+
+    /// The filter's operation counts ([`Stats::expired_entries`] among them).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::builder().capacity(1_000).expire_after(Duration::from_secs(60)).build();
+    /// assert_eq!(filter.stats().expired_entries, 0);
+    /// ```
+    pub fn stats(&self) -> Stats {
+        self.table.stats()
+    }
+
+    /// Buckets of the table: four entries each.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::builder().capacity(1_000).expire_after(Duration::from_secs(60)).build();
+    /// assert!(filter.bucket_count() * 4 >= filter.capacity());
+    /// ```
+    pub fn bucket_count(&self) -> usize {
+        self.table.bucket_count()
+    }
+}
+
+// The operations on an item's mixed hash, and the expiry work they share.
+impl<S> WindowedFilter<S> {
+    /// [`contains`](Self::contains) of the item whose mixed hash is `mixed`.
+    #[inline]
+    pub(crate) fn contains_mixed(&self, mixed: u64) -> bool {
+        // The first attempt as a plain lookup makes it, with no branch on what it found: it
+        // answers when its read is validated and the epoch did not move.
+        let epoch = self.epochs.current();
+        let read = self.table.first_read_at_epoch(mixed, epoch);
+        if read.answers() && self.epochs.current() == epoch {
+            return read.found();
+        }
+        self.contains_again(mixed)
+    }
+
+    /// [`contains_mixed`](Self::contains_mixed) after a first attempt that did not answer.
+    #[cold]
+    fn contains_again(&self, mixed: u64) -> bool {
+        let mut epoch = self.epochs.current();
+        for _ in 0..=self.table.lookup_retries() {
+            if self.table.contains_at_epoch(mixed, epoch) {
+                return true;
+            }
+            let now = self.epochs.current();
+            if now == epoch {
+                return false;
+            }
+            epoch = now;
+        }
+        self.table.record_conservative_lookup(mixed);
+        true
+    }
+
+    /// [`remove`](Self::remove) of the item whose mixed hash is `mixed`.
+    pub(crate) fn remove_mixed(&self, mixed: u64) -> bool {
+        loop {
+            let pinned = self.epochs.pin();
+            let epoch = pinned.epoch();
+            let Some(taken) = self.table.remove_at_epoch(mixed, epoch) else {
+                return false;
+            };
+            // The copy was the oldest live at `epoch`; if the epoch has moved on since, that
+            // copy may have been dead by the time it was taken, and the item's live copy is
+            // still there: take again at the new epoch.
+            let now = self.epochs.confirmed();
+            if now == epoch || taken >> 14 != dead_tag_at(now) {
+                return true;
+            }
+        }
+    }
+
+    /// [`insert`](Self::insert) of the item whose mixed hash is `mixed`.
+    pub(crate) fn insert_mixed(&self, mixed: u64) -> Result<(), InsertError> {
+        loop {
+            let pinned = self.epochs.pin();
+            let epoch = pinned.epoch();
+            if let Err(why) = self.table.insert_at_epoch(mixed, epoch) {
+                // Dead entries take room until the sweep empties them, and no insert moves
+                // them: sweep some (unpinned, or the sweep could be waiting for this writer)
+                // before refusing.
+                drop(pinned);
+                if self.sweep_some(SWEEP_CHUNK) {
+                    continue;
+                }
+                self.table.record_refused_item(mixed, why);
+                return Err(InsertError::Full);
+            }
+            // The write was made at `epoch` or the one after (`epochs`, "A writer is at most
+            // one epoch behind"); if the epoch has moved, it may have been after, and the
+            // item's copy is an epoch older than its insert: refresh it at the new epoch.
+            if self.epochs.confirmed() == epoch {
+                break;
+            }
+        }
+        self.sweep_now_and_then();
+        Ok(())
+    }
+
+    /// Every [`SWEEP_EVERY`]-th insert of this thread sweeps a chunk, or tries to start the
+    /// next epoch when every bucket is claimed. Counted per thread, not by the item's hash, so
+    /// that no choice of items escapes the work.
+    // loom's `thread_local!`, which `sync` hands out under the model checker, takes no `const`
+    // initializer.
+    #[allow(clippy::missing_const_for_thread_local)]
+    fn sweep_now_and_then(&self) {
+        sync::thread_local! {
+            static INSERTS: core::cell::Cell<u32> = core::cell::Cell::new(0);
+        }
+        let due = INSERTS
+            .try_with(|n| {
+                let next = n.get().wrapping_add(1);
+                n.set(next);
+                next % SWEEP_EVERY == 0
+            })
+            .unwrap_or(true);
+        if due && !self.sweep_some(SWEEP_CHUNK) {
+            self.epochs.try_advance();
+        }
+    }
+
+    /// Sweeps up to `buckets` buckets of the current epoch's dead tag, if any are left to claim.
+    /// Whether it did.
+    fn sweep_some(&self, buckets: usize) -> bool {
+        let Some(claim) = self.epochs.claim(buckets) else {
+            return false;
+        };
+        self.table.sweep(claim.buckets.clone(), dead_tag_at(claim.epoch));
+        self.epochs.swept(&claim);
+        true
+    }
+
+    /// The table (for tests).
+    #[cfg(feature = "test-hooks")]
+    pub(crate) fn table(&self) -> &Table<Windowed> {
+        &self.table
+    }
+
+    /// The current epoch (for tests).
+    #[cfg(feature = "test-hooks")]
+    pub(crate) fn epoch(&self) -> u64 {
+        self.epochs.current()
+    }
+}
+
+impl<S> fmt::Debug for WindowedFilter<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WindowedFilter")
+            .field("capacity", &self.capacity)
+            .field("window", &self.window)
+            .field("len", &self.len())
+            .field("epoch", &self.epochs.current())
+            .finish_non_exhaustive()
+    }
+}
