@@ -67,6 +67,7 @@ mutate_pending() { mutate_in "$pending" "$@"; }
 mutate_semi() { mutate_in "$semi" "$@"; }
 mutate_epochs() { mutate_in "$windowed/epochs.rs" "$@"; }
 mutate_windowed() { mutate_in "$windowed/mod.rs" "$@"; }
+mutate_windowed_snapshot() { mutate_in "$windowed/snapshot.rs" "$@"; }
 
 # A removal CAS loop with no announcement, for the breakages that move or drop one.
 add_take_quietly() {
@@ -308,6 +309,16 @@ lookup_ignores_epoch_change() {
     mutate_windowed contains_mixed 1 "read.answers() && self.epochs.current() == epoch" "read.answers()"
     mutate_windowed contains_again 1 "if now == epoch {" "if true {"
 }
+# Windowed: a snapshot's check that the sweep is done Relaxed, so its pass may read words the
+# sweep emptied.
+swept_through_relaxed() {
+    mutate_epochs swept_through 1 "self.swept.load(Ordering::Acquire)" "self.swept.load(Ordering::Relaxed)"
+}
+# Windowed: a snapshot copies the table without waiting for the current epoch's sweep.
+snapshot_before_sweep() {
+    mutate_windowed_snapshot write_to 1 "while !self.epochs.swept_through(pinned.epoch()) {" \
+        "while false && !self.epochs.swept_through(pinned.epoch()) {"
+}
 
 mutants=(
     "remove_unannounced|remove and surplus removal without their announcement"
@@ -353,6 +364,8 @@ mutants=(
     "pin_relaxed|windowed: a writer's pin Relaxed"
     "swept_before_sweeping|windowed: a sweep is counted before it sweeps"
     "lookup_ignores_epoch_change|windowed: a lookup answers a miss though the epoch moved"
+    "swept_through_relaxed|windowed: a snapshot's check of the sweep Relaxed"
+    "snapshot_before_sweep|windowed: a snapshot copies the table before the sweep is done"
 )
 
 # run_suite LOG [ENCODING]: runs the suite in the scratch copy, on plain buckets or ENCODING's;

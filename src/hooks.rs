@@ -169,6 +169,13 @@ impl<S: BuildHasher> WindowedFilter<S> {
     pub fn current_epoch(&self) -> u64 {
         self.epoch()
     }
+
+    /// **Unstable, for tests** (feature `test-hooks`): starts the next epoch if it is due, as
+    /// an insert does, leaving its sweep to others. Whether it started it.
+    #[doc(hidden)]
+    pub fn start_epoch_unswept(&self) -> bool {
+        self.epochs().try_advance()
+    }
 }
 
 /// A test hook's fingerprint argument, checked.

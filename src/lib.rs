@@ -225,7 +225,6 @@
 //! with a bucket in a full pair has room for four copies at most. Size a filter of
 //! multisets by its copies, with room to spare, or insert each item once and keep the counts
 //! elsewhere.
-
 //!
 //! # Expiry
 //!
@@ -273,7 +272,12 @@
 //!   at capacity (0.041% with 1.48 windows of items held, `tests/filter/expiry.rs`), and about
 //!   3.4 bytes an item of capacity.
 //! - **Not for windowed filters:** growth ([`BuildError::WindowWithGrowth`]) and merging (the
-//!   type has no `merge`: items of two filters of different clocks have no common age).//!
+//!   type has no `merge`: items of two filters of different clocks have no common age).
+//! - **Snapshots** carry the ages and the clock: [`WindowedFilter::write_to`] records the epoch
+//!   and the time into it, and a filter loaded from the snapshot
+//!   ([`WindowedBuilder::load`]) goes on from there; the time a snapshot spends saved does not
+//!   count, so every item stays present at least as long as it would have in the saved filter.
+//!
 //! # Cargo features
 //!
 //! - `serde` (off by default): `Serialize` and `Deserialize` for [`CuckooFilter`], as its

@@ -7,9 +7,9 @@
 //!
 //! Time is cut into epochs, and a lane's tag is the epoch, modulo 4, in which its entry was last
 //! written. At epoch `e`, tags `e`, `e - 1` and `e - 2` are *live* and tag `e + 1` (that is,
-//! `e - 3`) is *dead*: lookups, counts and removes see live lanes alone, and an insert may
-//! overwrite a dead lane as if it were empty. Which epoch is current is the filter's business
-//! (`expiry`), not the word's, so these functions take it inside the [`Fingerprint`]:
+//! `e - 3`) is *dead*: lookups, counts and removes see live lanes alone, and the sweep empties
+//! dead lanes. Which epoch is current is the filter's business (`windowed::epochs`), not the
+//! word's, so these functions take it inside the [`Fingerprint`]:
 //!
 //! - an *operation's* fingerprint ([`at_epoch`]) carries the current epoch's tag and the
 //!   [`AT_EPOCH`] flag: it matches live lanes with its 14 bits, is written with the current tag,

@@ -257,8 +257,7 @@ impl Shape {
             E::ENCODING,
             &self.buckets,
             self.items,
-            levels.growth(),
-            self.retained,
+            format::Block::levels(levels.growth(), self.retained),
             hasher,
         )
     }

@@ -18,6 +18,7 @@ use crate::error::LoadError;
 use crate::hasher::adopt_snapshot_key;
 use crate::sizing::{Ceiling, MAX_LEVELS};
 use crate::table::ScannedWords;
+use crate::windowed::MIN_WINDOW;
 
 // FORMAT.md, the layout table.
 
@@ -36,16 +37,26 @@ const FLAG_LEVELS: u32 = 1;
 /// Flag: the seed field holds the seed of the keyed default hasher.
 const FLAG_SEED: u32 = 2;
 
+/// Flag: a window block follows the header (a windowed filter).
+const FLAG_WINDOW: u32 = 4;
+
 /// Bytes of the level block before its bucket counts: the level count, the two ceilings and the
 /// retained removals.
 const LEVEL_BLOCK_LEN: usize = 32;
 
+/// Bytes of the window block: the window, the epoch, and the time into the epoch.
+pub(crate) const WINDOW_BLOCK_LEN: usize = 24;
+
+/// The largest epoch a window block holds: epochs wrap at `2^20`.
+pub(crate) const MAX_EPOCH: u64 = (1 << 20) - 1;
+
 /// The encoding of a layout field (fingerprint bits, lanes), if it has one: 16-bit plain
-/// fingerprints, or 17-bit semi-sorted ones.
+/// fingerprints, 17-bit semi-sorted ones, or 14-bit windowed ones (each with a 2-bit tag).
 fn encoding_of(bits: u8, lanes: u8) -> Option<Encoding> {
     let encoding = match bits {
         16 => Encoding::Plain,
         17 => Encoding::SemiSorted,
+        14 => Encoding::Windowed,
         _ => return None,
     };
     debug_assert_eq!(encoding.fingerprint_bits(), u32::from(bits));
@@ -91,30 +102,56 @@ const MAX_BUCKETS: u64 = {
     }
 };
 
-/// Bytes of a snapshot of `buckets` buckets in total, for `buckets` up to [`MAX_BUCKETS`], as
-/// this build writes it: of a fixed filter's (`levels` is `None`), or of a growable one's with
-/// that many levels. The same in either encoding.
-pub(super) const fn snapshot_len(buckets: u64, levels: Option<usize>) -> u64 {
-    let block = match levels {
-        Some(levels) => LEVEL_BLOCK_LEN + WORD_LEN * levels,
-        None => 0,
-    };
+/// Bytes of the level block of a growable filter of `levels` levels.
+pub(crate) const fn level_block_len(levels: usize) -> usize {
+    LEVEL_BLOCK_LEN + WORD_LEN * levels
+}
+
+/// Bytes of a snapshot of `buckets` buckets in total, for `buckets` up to [`MAX_BUCKETS`], whose
+/// block after the header takes `block` bytes: none for a fixed filter, [`level_block_len`] for a
+/// growable one, [`WINDOW_BLOCK_LEN`] for a windowed one.
+pub(crate) const fn snapshot_len(buckets: u64, block: usize) -> u64 {
     (HEADER_LEN + CHECKSUM_LEN + block) as u64 + buckets * WORD_LEN as u64
 }
 
+/// A windowed filter's clock, as its window block holds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Window {
+    /// The window, in nanoseconds.
+    pub(crate) window_ns: u64,
+    /// The epoch the words' tags are read at, at most [`MAX_EPOCH`].
+    pub(crate) epoch: u64,
+    /// Nanoseconds since the epoch started.
+    pub(crate) into_epoch_ns: u64,
+}
+
+/// What follows the header: nothing (a fixed filter), the level block (a growable filter, with
+/// `retained` fingerprints of removed items), or the window block (a windowed filter).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Block {
+    Fixed,
+    Levels { ceiling: Ceiling, retained: u64 },
+    Window(Window),
+}
+
+impl Block {
+    /// A growable filter's level block, or none.
+    pub(crate) fn levels(growth: Option<Ceiling>, retained: u64) -> Self {
+        growth.map_or(Self::Fixed, |ceiling| Self::Levels { ceiling, retained })
+    }
+}
+
 /// Writes a snapshot of `levels`, the words of each level of a filter with `hasher`, oldest
-/// first, with the level block if the filter is growable (`growth`, with `retained` fingerprints
-/// of removed items). Returns the item count written (the occupied lanes).
-pub(super) fn encode<E: BucketEncoding, S: BuildHasher + 'static>(
+/// first, with `block`. Returns the item count written (the occupied lanes).
+pub(crate) fn encode<E: BucketEncoding, S: BuildHasher + 'static>(
     mut w: impl Write,
     levels: &[ScannedWords],
-    growth: Option<Ceiling>,
-    retained: u64,
+    block: Block,
     hasher: &S,
 ) -> io::Result<u64> {
     let items = levels.iter().flat_map(ScannedWords::words).map(|w| E::occupied(w) as u64).sum();
     let buckets: Vec<usize> = levels.iter().map(ScannedWords::len).collect();
-    let prefix = encode_prefix(E::ENCODING, &buckets, items, growth, retained, hasher);
+    let prefix = encode_prefix(E::ENCODING, &buckets, items, block, hasher);
     let mut crc = checksum();
     crc.update(&prefix);
     w.write_all(&prefix)?;
@@ -134,21 +171,33 @@ pub(super) fn encode<E: BucketEncoding, S: BuildHasher + 'static>(
     Ok(items)
 }
 
-/// What comes before the words: the header, and the level block if the filter is growable
-/// (`growth`). `buckets` holds each level's bucket count, oldest first; `items` the occupied
-/// lanes of them all, `retained` (at most `items`) the fingerprints of removed items among them.
+/// What comes before the words: the header, then `block`. `buckets` holds each level's bucket
+/// count, oldest first; `items` the occupied lanes of them all, of which a level block's
+/// `retained` (at most `items`) are fingerprints of removed items.
 pub(super) fn encode_prefix<S: BuildHasher + 'static>(
     encoding: Encoding,
     buckets: &[usize],
     items: u64,
-    growth: Option<Ceiling>,
-    retained: u64,
+    block: Block,
     hasher: &S,
 ) -> Vec<u8> {
     let total = buckets.iter().map(|&b| b as u64).sum();
-    let mut prefix = encode_header(encoding, growth.is_some(), total, items, hasher).to_vec();
-    if let Some(ceiling) = growth {
-        prefix.extend(encode_level_block(buckets, ceiling, retained.min(items)));
+    let flag = match block {
+        Block::Fixed => 0,
+        Block::Levels { .. } => FLAG_LEVELS,
+        Block::Window(_) => FLAG_WINDOW,
+    };
+    let mut prefix = encode_header(encoding, flag, total, items, hasher).to_vec();
+    match block {
+        Block::Fixed => {}
+        Block::Levels { ceiling, retained } => {
+            prefix.extend(encode_level_block(buckets, ceiling, retained.min(items)));
+        }
+        Block::Window(window) => prefix.extend(
+            [window.window_ns, window.epoch, window.into_epoch_ns]
+                .into_iter()
+                .flat_map(u64::to_le_bytes),
+        ),
     }
     prefix
 }
@@ -171,13 +220,13 @@ fn encode_level_block(
 
 fn encode_header<S: BuildHasher + 'static>(
     encoding: Encoding,
-    levels: bool,
+    block_flag: u32,
     buckets: u64,
     items: u64,
     hasher: &S,
 ) -> [u8; HEADER_LEN] {
     let seed = crate::hasher::seed_of(hasher);
-    let flags = if levels { FLAG_LEVELS } else { 0 } | if seed.is_some() { FLAG_SEED } else { 0 };
+    let flags = block_flag | if seed.is_some() { FLAG_SEED } else { 0 };
     let mut header = [0u8; HEADER_LEN];
     header[..AT_VERSION].copy_from_slice(&MAGIC);
     header[AT_VERSION..AT_FINGERPRINT_BITS].copy_from_slice(&VERSION.to_le_bytes());
@@ -248,21 +297,19 @@ pub(super) fn encoding_of_prefix(prefix: &[u8]) -> Result<Encoding, LoadError> {
 }
 
 /// A snapshot that passed every check.
-pub(super) struct Decoded {
+pub(crate) struct Decoded {
     /// The encoding of its words.
-    pub(super) encoding: Encoding,
+    pub(crate) encoding: Encoding,
     /// The bucket words of each level, oldest first, in bucket order.
-    pub(super) levels: Vec<Vec<u64>>,
-    /// `Some` for a growable filter's snapshot (one with a level block).
-    pub(super) growth: Option<Ceiling>,
-    /// Fingerprints of removed items among the occupied lanes (0 without a level block).
-    pub(super) retained: u64,
+    pub(crate) levels: Vec<Vec<u64>>,
+    /// What followed the header.
+    pub(crate) block: Block,
 }
 
 /// Reads and checks one snapshot written under `hasher`, in the order of `FORMAT.md`; `len` is
 /// the exact input length when the caller knows it. A default hasher takes the key that the
 /// snapshot records (`FORMAT.md`, "Hashers").
-pub(super) fn decode<S: BuildHasher + 'static>(
+pub(crate) fn decode<S: BuildHasher + 'static>(
     mut r: impl Read,
     len: Option<usize>,
     hasher: &mut S,
@@ -294,17 +341,24 @@ pub(super) fn decode<S: BuildHasher + 'static>(
             found: buckets,
         });
     }
-    // 3b. The level block, whose bucket counts add up to the header's. (Step 6 checks the
-    // other flags; a flipped one fails the checksum first.)
+    // 3b. The level block, whose bucket counts add up to the header's, or the window block.
+    // (Step 6 checks the flags; a flipped one fails the checksum first.)
     let flags = read_flags(&header);
-    let (level_buckets, growth, retained) = if flags & FLAG_LEVELS != 0 {
+    let (level_buckets, block) = if flags & FLAG_LEVELS != 0 {
         let (level_buckets, ceiling, retained) = read_level_block(&mut r, buckets, &mut crc)?;
-        (level_buckets, Some(ceiling), retained)
+        (level_buckets, Block::Levels { ceiling, retained })
+    } else if flags & FLAG_WINDOW != 0 {
+        (vec![buckets as usize], Block::Window(read_window_block(&mut r, &mut crc)?))
     } else {
-        (vec![buckets as usize], None, 0)
+        (vec![buckets as usize], Block::Fixed)
+    };
+    let block_len = match block {
+        Block::Fixed => 0,
+        Block::Levels { .. } => level_block_len(level_buckets.len()),
+        Block::Window(_) => WINDOW_BLOCK_LEN,
     };
     // Cannot overflow: MAX_BUCKETS keeps the total within u64 and `buckets` within usize / 8.
-    let total = snapshot_len(buckets, growth.map(|_| level_buckets.len()));
+    let total = snapshot_len(buckets, block_len);
     let prefix = total - CHECKSUM_LEN as u64 - buckets * WORD_LEN as u64;
     // 4. The length of a byte slice, before allocating; a stream's as its words arrive.
     if let Some(len) = len {
@@ -337,7 +391,7 @@ pub(super) fn decode<S: BuildHasher + 'static>(
     }
 
     // 6. Header fields, 7. bucket words, 8. probes.
-    let encoding = check_header(&header, &levels, retained)?;
+    let encoding = check_header(&header, &levels, block)?;
     let items = read_u64(&header, AT_ITEMS);
     match encoding {
         Encoding::Plain => check_words::<Plain>(&levels, items)?,
@@ -347,7 +401,23 @@ pub(super) fn decode<S: BuildHasher + 'static>(
     let seed = (flags & FLAG_SEED != 0).then(|| read_u64(&header, AT_SEED));
     adopt_snapshot_key(hasher, seed);
     check_probes(&header, hasher)?;
-    Ok(Decoded { encoding, levels, growth, retained })
+    Ok(Decoded { encoding, levels, block })
+}
+
+/// Step 3b for a windowed filter: reads the window block, feeding its bytes to `crc` (its fields
+/// are checked in step 6).
+fn read_window_block(r: &mut impl Read, crc: &mut Checksum) -> Result<Window, LoadError> {
+    let mut block = [0u8; WINDOW_BLOCK_LEN];
+    let got = read_full(r, &mut block)?;
+    if got < WINDOW_BLOCK_LEN {
+        return Err(LoadError::Truncated {
+            expected: (HEADER_LEN + WINDOW_BLOCK_LEN) as u64,
+            found: (HEADER_LEN + got) as u64,
+        });
+    }
+    crc.update(&block);
+    let field = |k: usize| u64::from_le_bytes(block[8 * k..8 * k + 8].try_into().expect("8 bytes"));
+    Ok(Window { window_ns: field(0), epoch: field(1), into_epoch_ns: field(2) })
 }
 
 /// Step 3b: reads the level block, feeding its bytes to `crc`; returns each level's
@@ -450,19 +520,29 @@ fn read_words(
 fn check_header(
     header: &[u8; HEADER_LEN],
     levels: &[Vec<u64>],
-    retained: u64,
+    block: Block,
 ) -> Result<Encoding, LoadError> {
     let (bits, lanes) = (header[AT_FINGERPRINT_BITS], header[AT_LANES]);
     let encoding = encoding_of(bits, lanes)
         .ok_or(LoadError::UnsupportedLayout { fingerprint_bits: bits, lanes })?;
     let flags = read_flags(header);
-    let known = FLAG_LEVELS | FLAG_SEED;
+    let known = FLAG_LEVELS | FLAG_SEED | FLAG_WINDOW;
+    let windowed = encoding == Encoding::Windowed;
+    let inconsistent = |expected: String| LoadError::InconsistentHeader {
+        field: "flags",
+        expected,
+        found: u64::from(flags),
+    };
     if flags & !known != 0 {
-        return Err(LoadError::InconsistentHeader {
-            field: "flags",
-            expected: format!("no bits but {known:#x}"),
-            found: u64::from(flags),
-        });
+        return Err(inconsistent(format!("no bits but {known:#x}")));
+    }
+    if windowed != (flags & FLAG_WINDOW != 0) || (windowed && flags & FLAG_LEVELS != 0) {
+        return Err(inconsistent(format!(
+            "bit 2 set for the 14-bit layout alone, and not with bit 0 (window flag {FLAG_WINDOW:#x})"
+        )));
+    }
+    if let Block::Window(window) = block {
+        check_window(window)?;
     }
     let seed = read_u64(header, AT_SEED);
     if flags & FLAG_SEED == 0 && seed != 0 {
@@ -489,6 +569,10 @@ fn check_header(
             found: items,
         });
     }
+    let retained = match block {
+        Block::Levels { retained, .. } => retained,
+        _ => 0,
+    };
     if retained > items {
         return Err(LoadError::InconsistentHeader {
             field: "retained removals",
@@ -497,6 +581,26 @@ fn check_header(
         });
     }
     Ok(encoding)
+}
+
+/// Step 6 for the window block: a window a filter can be built with, and an epoch in range.
+fn check_window(window: Window) -> Result<(), LoadError> {
+    let shortest = MIN_WINDOW.as_nanos() as u64;
+    if window.window_ns < shortest {
+        return Err(LoadError::InconsistentHeader {
+            field: "window",
+            expected: format!("at least {shortest} ns"),
+            found: window.window_ns,
+        });
+    }
+    if window.epoch > MAX_EPOCH {
+        return Err(LoadError::InconsistentHeader {
+            field: "epoch",
+            expected: format!("at most {MAX_EPOCH}"),
+            found: window.epoch,
+        });
+    }
+    Ok(())
 }
 
 /// The end of step 6 and step 7, in the snapshot's encoding: the item count is the number of

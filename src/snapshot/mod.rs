@@ -166,8 +166,9 @@ impl<S: BuildHasher + 'static, E: Layout> CuckooFilter<S, E> {
     /// ```
     pub fn to_bytes(&self) -> Vec<u8> {
         // No overflow: the tables themselves, 8 bytes a bucket, fit in the address space.
-        let levels = self.is_growable().then(|| self.stats().levels);
-        let len = format::snapshot_len(self.bucket_count() as u64, levels) as usize;
+        let block =
+            if self.is_growable() { format::level_block_len(self.stats().levels) } else { 0 };
+        let len = format::snapshot_len(self.bucket_count() as u64, block) as usize;
         let mut bytes = Vec::with_capacity(len);
         match self.write_to(&mut bytes) {
             Ok(_) => bytes,
@@ -385,10 +386,12 @@ fn write_levels<E: BucketEncoding, S: BuildHasher + 'static>(
     let scanned =
         levels.oldest_first().into_iter().map(Table::scan).collect::<io::Result<Vec<_>>>()?;
     let (growth, retained) = (levels.growth(), levels.retained());
-    let occupied = format::encode::<E, S>(&mut w, &scanned, growth, retained, hasher)?;
+    let block = format::Block::levels(growth, retained);
+    let occupied = format::encode::<E, S>(&mut w, &scanned, block, hasher)?;
     let buckets = scanned.iter().map(|level| level.len() as u64).sum();
+    let block_len = if growth.is_some() { format::level_block_len(scanned.len()) } else { 0 };
     Ok(SnapshotInfo {
-        bytes: format::snapshot_len(buckets, growth.map(|_| scanned.len())),
+        bytes: format::snapshot_len(buckets, block_len),
         buckets,
         items: occupied.saturating_sub(retained),
         captured_by_writers: scanned.iter().map(|level| level.captured_by_writers).sum(),
@@ -404,8 +407,11 @@ fn load<S: BuildHasher + 'static, E: Layout>(
     huge_pages: bool,
 ) -> Result<CuckooFilter<S, E>, LoadError> {
     let mut hasher = hasher;
-    let format::Decoded { encoding, levels, growth, retained } =
-        format::decode(r, len, &mut hasher)?;
+    let format::Decoded { encoding, levels, block } = format::decode(r, len, &mut hasher)?;
+    let (growth, retained) = match block {
+        format::Block::Levels { ceiling, retained } => (Some(ceiling), retained),
+        format::Block::Fixed | format::Block::Window(_) => (None, 0),
+    };
     if encoding != E::ENCODING {
         return Err(LoadError::EncodingMismatch { expected: E::ENCODING, found: encoding });
     }

@@ -11,7 +11,7 @@ use crate::bucket::windowed::Windowed;
 use crate::builder::Builder;
 use crate::error::BuildError;
 use crate::hasher::DefaultHashBuilder;
-use crate::sizing::{buckets_for, capacity_of};
+use crate::sizing::buckets_for;
 use crate::table::Table;
 
 /// Configures a [`WindowedFilter`]: made by [`Builder::expire_after`](crate::Builder::expire_after).
@@ -115,9 +115,12 @@ impl<S> WindowedBuilder<S> {
         let table =
             Table::<Windowed>::try_new(buckets, self.base.lookup_retries, self.base.huge_pages)?;
         let epochs = Epochs::new(buckets, self.window / 2, self.clock);
-        let capacity = capacity_of(buckets) / SIZED_FOR.0 * SIZED_FOR.1;
-        let hasher = self.base.hasher;
-        Ok(WindowedFilter { table, epochs, window: self.window, capacity, hasher })
+        Ok(WindowedFilter::from_parts(table, epochs, self.window, self.base.hasher))
+    }
+
+    /// The options set before [`Builder::expire_after`], and the clock.
+    pub(super) fn into_parts(self) -> (Builder<S, Plain>, Box<dyn Clock>) {
+        (self.base, self.clock)
     }
 }
 

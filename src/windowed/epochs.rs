@@ -49,6 +49,9 @@
 //! - A writer's [`Epochs::confirmed`] reads the epoch after a SeqCst fence that follows its
 //!   write, against the SeqCst advance: if it reads the epoch it was pinned to, the write came
 //!   before the next epoch started.
+//! - A snapshot's [`Epochs::swept_through`] reads `swept` (Acquire, pairing with the sweep's
+//!   Release count) or the epoch moved on (Acquire, pairing with the advance): either way the
+//!   pass that follows sees every lane the sweep emptied (`windowed::snapshot`).
 
 use core::ops::Range;
 use core::time::Duration;
@@ -141,6 +144,9 @@ pub(crate) struct Epochs {
     tick: u64,
     /// The clock's reading when the filter was made.
     origin: Duration,
+    /// Time the current epoch had run before `origin`: a loaded filter's time into the epoch of
+    /// its snapshot.
+    head_start: Duration,
     clock: Box<dyn Clock>,
 }
 
@@ -148,23 +154,61 @@ impl Epochs {
     /// Epoch 0, starting now, for a table of `buckets` buckets (at most [`MAX_BUCKETS`]) whose
     /// entries live for `period` (half the window) times two to three.
     pub(crate) fn new(buckets: usize, period: Duration, clock: Box<dyn Clock>) -> Self {
+        Self::resumed(buckets, period, clock, 0, Duration::ZERO)
+    }
+
+    /// Epoch `epoch` (wrapped at `2^20`), which started `into` ago (counted up to a period), as a
+    /// snapshot recorded it ([`position`](Self::position)). Its sweep starts afresh: a lane of
+    /// its dead tag that the snapshot holds is emptied again.
+    pub(crate) fn resumed(
+        buckets: usize,
+        period: Duration,
+        clock: Box<dyn Clock>,
+        epoch: u64,
+        into: Duration,
+    ) -> Self {
         let buckets = buckets as u64;
         debug_assert!(buckets <= MAX_BUCKETS);
         let tick = u64::try_from(period.as_nanos() / u128::from(TICKS_PER_PERIOD))
             .unwrap_or(u64::MAX)
             .max(1);
-        // The sweep of the epoch before 0 is done, so that 0's may start.
-        let done = stamped(EPOCH_MASK, buckets);
+        // The sweep of the epoch before is done, so that this one's may start.
+        let done = stamped(epoch.wrapping_sub(1), buckets);
         Self {
-            word: CachePadded::new(AtomicU64::new(stamped(0, 0))),
+            word: CachePadded::new(AtomicU64::new(stamped(epoch, 0))),
             pins: (0..PIN_SLOTS).map(|_| CachePadded::new(AtomicU64::new(0))).collect(),
             claims: CachePadded::new(AtomicU64::new(done)),
             swept: CachePadded::new(AtomicU64::new(done)),
             buckets,
             tick,
             origin: clock.now(),
+            head_start: into.min(period),
             clock,
         }
+    }
+
+    /// The clock's reading since `origin`, plus the head start, in nanoseconds.
+    fn elapsed(&self) -> u128 {
+        (self.clock.now().saturating_sub(self.origin) + self.head_start).as_nanos()
+    }
+
+    /// The current epoch (Acquire, as [`current`](Self::current)) and the time since it started,
+    /// as a snapshot records them.
+    pub(crate) fn position(&self) -> (u64, Duration) {
+        // Acquire: as `current`.
+        let word = self.word.load(Ordering::Acquire);
+        let start = u128::from(count(word)) * u128::from(self.tick);
+        let into = u64::try_from(self.elapsed().saturating_sub(start)).unwrap_or(u64::MAX);
+        (epoch_of(word), Duration::from_nanos(into))
+    }
+
+    /// Whether the sweep of `epoch`'s dead tag is done: every bucket is swept, or the epoch has
+    /// moved on (which it does only after the sweep). A caller that sees `true` sees every lane
+    /// the sweep emptied as empty.
+    pub(crate) fn swept_through(&self, epoch: u64) -> bool {
+        // Acquire: pairs with `swept`, as in `try_advance`; `current` pairs with the advance.
+        self.swept.load(Ordering::Acquire) == stamped(epoch, self.buckets)
+            || self.current() != epoch
     }
 
     /// The current epoch, as a lookup reads it.
@@ -287,7 +331,7 @@ impl Epochs {
         if self.swept.load(Ordering::Acquire) != stamped(epoch, self.buckets) {
             return false;
         }
-        let elapsed = self.clock.now().saturating_sub(self.origin).as_nanos();
+        let elapsed = self.elapsed();
         // The comparison rounds the reading down and the new start rounds it up, so an epoch
         // never lasts less than a period.
         let floor = u64::try_from(elapsed / u128::from(self.tick)).unwrap_or(MAX_BUCKETS);

@@ -10,6 +10,7 @@
 mod builder;
 mod clock;
 mod epochs;
+mod snapshot;
 
 pub use builder::WindowedBuilder;
 pub use clock::{Clock, ManualClock, SystemClock};
@@ -22,6 +23,7 @@ use crate::bucket::windowed::{dead_tag_at, Windowed};
 use crate::error::InsertError;
 use crate::hash;
 use crate::hasher::DefaultHashBuilder;
+use crate::sizing::capacity_of;
 use crate::stats::Stats;
 use crate::sync;
 use crate::table::Table;
@@ -32,7 +34,7 @@ pub const MIN_WINDOW: Duration = Duration::from_millis(1);
 
 /// Buckets a [`WindowedFilter::tick`] claims at once: chunks, so that inserts short of room
 /// sweep beside it rather than find every bucket claimed.
-const TICK_CHUNK: usize = 4096;
+pub(crate) const TICK_CHUNK: usize = 4096;
 
 /// The items a table promises, for each item of a windowed filter's capacity, as a fraction.
 const SIZED_FOR: (usize, usize) = (8, 5);
@@ -83,6 +85,14 @@ pub struct WindowedFilter<S = DefaultHashBuilder> {
     window: Duration,
     capacity: usize,
     hasher: S,
+}
+
+impl<S> WindowedFilter<S> {
+    /// A filter of `table`, whose entries live by `epochs`, each period half of `window`.
+    fn from_parts(table: Table<Windowed>, epochs: Epochs, window: Duration, hasher: S) -> Self {
+        let capacity = capacity_of(table.bucket_count()) / SIZED_FOR.0 * SIZED_FOR.1;
+        Self { table, epochs, window, capacity, hasher }
+    }
 }
 
 impl<S: BuildHasher> WindowedFilter<S> {
@@ -452,6 +462,12 @@ impl<S> WindowedFilter<S> {
     #[cfg(feature = "test-hooks")]
     pub(crate) fn epoch(&self) -> u64 {
         self.epochs.current()
+    }
+
+    /// The epochs (for tests).
+    #[cfg(feature = "test-hooks")]
+    pub(crate) fn epochs(&self) -> &Epochs {
+        &self.epochs
     }
 }
 

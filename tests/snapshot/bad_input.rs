@@ -294,8 +294,14 @@ fn header_fields_at_extremes_are_refused() {
     check("the level flag without a level block", &|b| b[12] = 1, &|e| {
         matches!(e, LoadError::InconsistentHeader { .. } | LoadError::Truncated { .. })
     });
+    // A fixed filter's words with the flag of a window block: 24 bytes of words read as the
+    // block, so the length cannot match; were it forged to, plain words with a window block are
+    // refused (`tests/snapshot/windowed.rs`).
+    check("the window flag on plain words", &|b| b[12] = 4, &|e| {
+        matches!(e, LoadError::InconsistentHeader { .. } | LoadError::Truncated { .. })
+    });
     // Flags the format does not define.
-    for flag in [4u8, 8, 0x80] {
+    for flag in [8u8, 0x10, 0x80] {
         check(
             "an undefined flag",
             &|b| b[12] = flag,
@@ -318,8 +324,9 @@ fn header_fields_at_extremes_are_refused() {
                 if (*fingerprint_bits, *l) == (bits, lanes))
         });
     }
-    // Version 5 defines bits 0 (a level block) and 1 (a seed) only.
-    for flags in [4u32, 6, 0x8000_0000, u32::MAX - 1] {
+    // The format defines bits 0 (a level block), 1 (a seed) and 2 (a window block) only; with
+    // neither block bit set, the others are refused by the flags check.
+    for flags in [8u32, 10, 0x8000_0000, !5] {
         check(
             "flags",
             &|b| b[12..16].copy_from_slice(&flags.to_le_bytes()),

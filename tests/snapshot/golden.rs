@@ -5,15 +5,17 @@
 //! One file per combination, all of format version 1 under the default hasher with
 //! [`GOLDEN_SEED`]: `tests/data/golden-plain.bin` and `golden-semi-sorted.bin` (a fixed filter,
 //! [`golden_filter`]), `golden-plain-growable.bin` and `golden-semi-sorted-growable.bin` (a
-//! growable filter of three levels, [`golden_growable_filter`]). [`write_golden_files`] wrote
+//! growable filter of three levels, [`golden_growable_filter`]), and `golden-windowed.bin` (a
+//! windowed filter between two epochs, [`golden_windowed_filter`]). [`write_golden_files`] wrote
 //! them (see `FORMAT.md`, "The golden files").
 
 use std::hash::BuildHasher;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use lockfree_cuckoo::{
-    encoding_of_snapshot, CuckooFilter, DefaultHashBuilder, Encoding, Layout, LoadError, Plain,
-    SemiSorted,
+    encoding_of_snapshot, CuckooFilter, DefaultHashBuilder, Encoding, Layout, LoadError,
+    ManualClock, Plain, SemiSorted, WindowedFilter,
 };
 
 use crate::common::{self, Fnv};
@@ -22,6 +24,7 @@ const PLAIN: &[u8] = include_bytes!("../data/golden-plain.bin");
 const PLAIN_GROWABLE: &[u8] = include_bytes!("../data/golden-plain-growable.bin");
 const SEMI_SORTED: &[u8] = include_bytes!("../data/golden-semi-sorted.bin");
 const SEMI_SORTED_GROWABLE: &[u8] = include_bytes!("../data/golden-semi-sorted-growable.bin");
+const WINDOWED: &[u8] = include_bytes!("../data/golden-windowed.bin");
 
 /// A golden file: its name, its bytes, and whether its filter is growable.
 type Golden = (&'static str, &'static [u8], bool);
@@ -112,6 +115,37 @@ fn golden_growable_filter<S: BuildHasher, L: Layout>(hasher: S) -> CuckooFilter<
     for _ in 0..3 {
         filter.insert(GOLDEN_DUP).expect("the golden filter grows");
     }
+    filter
+}
+
+/// The window of the windowed golden filter, and the keys it holds: `0..OLD` inserted in epoch
+/// 0, `OLD..NEW` in epoch 1, those ending in 3 removed again.
+const GOLDEN_WINDOW: Duration = Duration::from_secs(60);
+const OLD: u64 = 40;
+const NEW: u64 = 80;
+
+/// The windowed golden filter: 32 buckets, saved 10 s into epoch 1; single-threaded on a manual
+/// clock and therefore deterministic.
+fn golden_windowed_filter() -> WindowedFilter {
+    let clock = ManualClock::new();
+    let filter = CuckooFilter::builder()
+        .bucket_count(GOLDEN_BUCKETS)
+        .hasher(DefaultHashBuilder::with_seed(GOLDEN_SEED))
+        .expire_after(GOLDEN_WINDOW)
+        .clock(clock.clone())
+        .build();
+    for k in 0..OLD {
+        filter.insert(&k).expect("the golden filter fits");
+    }
+    clock.advance(GOLDEN_WINDOW / 2);
+    filter.tick();
+    for k in OLD..NEW {
+        filter.insert(&k).expect("the golden filter fits");
+    }
+    for k in golden_keys(NEW, true) {
+        assert!(filter.remove(&k));
+    }
+    clock.advance(Duration::from_secs(10));
     filter
 }
 
@@ -312,6 +346,61 @@ fn golden_out() -> PathBuf {
 #[ignore = "writes files; run by hand to make the golden files of a new format version"]
 fn write_golden_files() {
     each_golden(write_golden_file::<Plain>, write_golden_file::<SemiSorted>);
+    let path = golden_out().join("golden-windowed.bin");
+    std::fs::write(&path, golden_windowed_filter().to_bytes()).expect("golden file written");
+    println!("wrote {}", path.display());
+}
+
+/// The windowed golden file: its header and window block as specified, its keys, its epoch and
+/// the time into it, which a load resumes: the keys of epoch 0 expire when epoch 3 starts, 50 s
+/// of running time after the load, and those of epoch 1 a period later.
+#[test]
+fn the_windowed_golden_file_loads_with_its_ages_and_clock() {
+    let bytes = WINDOWED;
+    assert_eq!(&bytes[..8], b"\x89CUCKOO\n");
+    assert_eq!((bytes[10], bytes[11]), (14, 4), "14-bit fingerprints, four lanes");
+    assert_eq!(u64_at(bytes, 12) as u32, 4 | 2, "flags: the window block and the seed");
+    assert_eq!(u64_at(bytes, 16), GOLDEN_BUCKETS as u64);
+    assert_eq!(u64_at(bytes, 64), GOLDEN_SEED);
+    let block = [u64_at(bytes, 72), u64_at(bytes, 80), u64_at(bytes, 88)];
+    assert_eq!(block, [60_000_000_000, 1, 10_000_000_000], "window, epoch, time into it");
+    assert_eq!(bytes.len(), 72 + 24 + 8 * GOLDEN_BUCKETS + 8);
+    assert_eq!(encoding_of_snapshot(bytes).unwrap(), Encoding::Windowed);
+    assert_eq!(golden_windowed_filter().to_bytes(), bytes, "rebuilt");
+
+    let clock = ManualClock::new();
+    let filter = CuckooFilter::builder()
+        .expire_after(Duration::from_secs(1))
+        .clock(clock.clone())
+        .load(bytes)
+        .unwrap();
+    assert_eq!(filter.hasher().seed(), GOLDEN_SEED);
+    assert_eq!(filter.window(), GOLDEN_WINDOW);
+    assert_eq!(filter.len(), golden_keys(NEW, false).count());
+    assert_eq!(filter.to_bytes(), bytes, "saved back byte for byte");
+    let kept = |range: std::ops::Range<u64>| range.filter(|k| k % 10 != 3);
+    assert!(kept(0..NEW).all(|k| filter.contains(&k)), "a key was lost");
+    assert!(golden_keys(NEW, true).all(|k| !filter.contains(&k)), "a removed key is present");
+    // Epoch 2 starts 20 s after the load, not before; 3 a period later.
+    clock.advance(Duration::from_secs(20) - Duration::from_nanos(1));
+    filter.tick();
+    let before_epoch_2 = filter.to_bytes();
+    assert_eq!(u64_at(&before_epoch_2, 80), 1, "epoch 2 started early");
+    clock.advance(Duration::from_nanos(1));
+    filter.tick();
+    assert_eq!(u64_at(&filter.to_bytes(), 80), 2, "epoch 2 started late");
+    clock.advance(GOLDEN_WINDOW / 2 - Duration::from_nanos(1));
+    filter.tick();
+    assert!(kept(0..OLD).all(|k| filter.contains(&k)), "epoch 3 started early");
+    clock.advance(Duration::from_nanos(1));
+    filter.tick();
+    let old_left = kept(0..OLD).filter(|k| filter.contains(k)).count();
+    assert!(old_left <= 1, "{old_left} keys of epoch 0 outlived epoch 2");
+    assert!(kept(OLD..NEW).all(|k| filter.contains(&k)), "a key of epoch 1 expired early");
+    assert!(matches!(
+        CuckooFilter::from_bytes(bytes),
+        Err(LoadError::EncodingMismatch { found: Encoding::Windowed, .. })
+    ));
 }
 
 fn write_golden_file<L: Layout>((name, _, growable): Golden) {

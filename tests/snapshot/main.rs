@@ -8,3 +8,4 @@ mod common;
 mod golden;
 mod live;
 mod roundtrip;
+mod windowed;
