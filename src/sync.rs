@@ -7,14 +7,10 @@
 //! process-wide registry of thread numbers (`stats::thread_number`), which no model can reach.
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{
-    fence, AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering,
-};
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{
-    fence, AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering,
-};
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
 #[cfg(loom)]
 pub(crate) use loom::cell::UnsafeCell;

@@ -46,9 +46,13 @@
 //! - A writer's unpin (Release) is read by [`Epochs::drained`] (AcqRel), before the sweep's
 //!   claims are reset (AcqRel), which a claim reads (Acquire): a sweep sees the words the
 //!   writers pinned to the epoch before wrote.
-//! - A writer's [`Epochs::confirmed`] reads the epoch after a SeqCst fence that follows its
-//!   write, against the SeqCst advance: if it reads the epoch it was pinned to, the write came
-//!   before the next epoch started.
+//! - A writer's [`Epochs::unpin_confirmed`] unpins with a SeqCst RMW that follows its write,
+//!   then reads the epoch (SeqCst): both are in the single order of SeqCst operations with the
+//!   SeqCst advance, so if the read finds the epoch the writer was pinned to, the advance comes
+//!   after the unpin, and the write came before the next epoch started. The unpin is the RMW
+//!   the writer makes anyway, so the check costs no fence. (The model checker treats SeqCst
+//!   accesses as acquire and release only: this pairing rests on the argument, and on the
+//!   stream tests of `tests/filter/expiry.rs`.)
 //! - A snapshot's [`Epochs::swept_through`] reads `swept` (Acquire, pairing with the sweep's
 //!   Release count) or the epoch moved on (Acquire, pairing with the advance): either way the
 //!   pass that follows sees every lane the sweep emptied (`windowed::snapshot`).
@@ -219,11 +223,14 @@ impl Epochs {
         epoch_of(self.word.load(Ordering::Acquire))
     }
 
-    /// The current epoch, for a writer's check that its write was made in the epoch it was
-    /// pinned to: SeqCst, after a SeqCst fence that follows the write.
+    /// Unpins a writer that has written, and reads the epoch after: if it is still the one the
+    /// writer was pinned to, the write was made before the next epoch started (the pairings).
     #[inline]
-    pub(crate) fn confirmed(&self) -> u64 {
-        sync::fence(Ordering::SeqCst);
+    pub(crate) fn unpin_confirmed(&self, pinned: Pinned<'_>) -> u64 {
+        let pinned = core::mem::ManuallyDrop::new(pinned);
+        // SeqCst: ordered in S before the load below, against the advance; Release too, as in
+        // `Pinned::drop`.
+        pinned.slot.fetch_sub(pinned.unit, Ordering::SeqCst);
         epoch_of(self.word.load(Ordering::SeqCst))
     }
 
@@ -341,7 +348,7 @@ impl Epochs {
         let start = u64::try_from(elapsed.div_ceil(u128::from(self.tick)))
             .unwrap_or(MAX_BUCKETS)
             .min(MAX_BUCKETS);
-        // SeqCst: pairs with the fence of `confirmed`; Release with `current`.
+        // SeqCst: in S with `unpin_confirmed`'s unpin and load; Release with `current`.
         self.word
             .compare_exchange(word, stamped(epoch + 1, start), Ordering::SeqCst, Ordering::Relaxed)
             .is_ok()

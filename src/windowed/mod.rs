@@ -382,11 +382,12 @@ impl<S> WindowedFilter<S> {
             let Some(taken) = self.table.remove_at_epoch(mixed, epoch) else {
                 return false;
             };
-            // The copy was the oldest live at `epoch`; if the epoch has moved on since, that
-            // copy may have been dead by the time it was taken, and the item's live copy is
-            // still there: take again at the new epoch.
-            let now = self.epochs.confirmed();
-            if now == epoch || taken >> 14 != dead_tag_at(now) {
+            // The copy was the oldest live at `epoch`, and taken at `epoch` or the one after;
+            // if the epoch has moved on since, the copy may have been dead by the time it was
+            // taken (its tag the dead one of `epoch + 1`), and the item's live copy is still
+            // there: take again at the new epoch.
+            let now = self.epochs.unpin_confirmed(pinned);
+            if now == epoch || taken >> 14 != dead_tag_at(epoch + 1) {
                 return true;
             }
         }
@@ -411,7 +412,7 @@ impl<S> WindowedFilter<S> {
             // The write was made at `epoch` or the one after (`epochs`, "A writer is at most
             // one epoch behind"); if the epoch has moved, it may have been after, and the
             // item's copy is an epoch older than its insert: refresh it at the new epoch.
-            if self.epochs.confirmed() == epoch {
+            if self.epochs.unpin_confirmed(pinned) == epoch {
                 break;
             }
         }
