@@ -282,7 +282,7 @@ sweep_before_drain() {
 }
 # Windowed: the next epoch started before the sweep of the current one has finished.
 advance_before_sweep() {
-    mutate_epochs try_advance 1 \
+    mutate_epochs advance 1 \
         "if self.swept.load(Ordering::Acquire) != stamped(epoch, self.buckets) {" "if false {"
 }
 # Windowed: a writer pinned without reading the epoch again after counting itself.

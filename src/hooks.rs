@@ -164,12 +164,6 @@ impl<S: BuildHasher> WindowedFilter<S> {
         (s.first, s.second, s.fingerprint.get() & 0x3FFF)
     }
 
-    /// **Unstable, for tests** (feature `test-hooks`): the current epoch.
-    #[doc(hidden)]
-    pub fn current_epoch(&self) -> u64 {
-        self.epoch()
-    }
-
     /// **Unstable, for tests** (feature `test-hooks`): starts the next epoch if it is due, as
     /// an insert does, leaving its sweep to others. Whether it started it.
     #[doc(hidden)]

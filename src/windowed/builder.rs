@@ -35,11 +35,38 @@ pub struct WindowedBuilder<S = DefaultHashBuilder> {
     base: Builder<S, Plain>,
     window: Duration,
     clock: Box<dyn Clock>,
+    sweep_on_insert: bool,
 }
 
 impl<S> WindowedBuilder<S> {
     pub(crate) fn new(base: Builder<S, Plain>, window: Duration) -> Self {
-        Self { base, window, clock: Box::new(SystemClock::new()) }
+        Self { base, window, clock: Box::new(SystemClock::new()), sweep_on_insert: true }
+    }
+
+    /// Whether inserts do expiry work of their own: a little each, and starting epochs when
+    /// they are due (the default). Without it, an insert sweeps only when it finds no room, and
+    /// only [`tick`](WindowedFilter::tick) and [`follow`](WindowedFilter::follow) start epochs:
+    /// for a front-end whose replicas apply the same operations and must hold the same words,
+    /// which calls `tick` on a timer (at least every half window) and sends the epochs it
+    /// starts to the replicas.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use lockfree_cuckoo::CuckooFilter;
+    ///
+    /// let filter = CuckooFilter::builder()
+    ///     .capacity(100)
+    ///     .expire_after(Duration::from_secs(60))
+    ///     .sweep_on_insert(false)
+    ///     .build();
+    /// filter.insert("a")?;
+    /// # Ok::<(), lockfree_cuckoo::InsertError>(())
+    /// ```
+    pub fn sweep_on_insert(mut self, enabled: bool) -> Self {
+        self.sweep_on_insert = enabled;
+        self
     }
 
     /// Reads the time from `clock` instead of the system's monotonic clock ([`SystemClock`]).
@@ -115,12 +142,13 @@ impl<S> WindowedBuilder<S> {
         let table =
             Table::<Windowed>::try_new(buckets, self.base.lookup_retries, self.base.huge_pages)?;
         let epochs = Epochs::new(buckets, self.window / 2, self.clock);
-        Ok(WindowedFilter::from_parts(table, epochs, self.window, self.base.hasher))
+        let sweeps = self.sweep_on_insert;
+        Ok(WindowedFilter::from_parts(table, epochs, self.window, sweeps, self.base.hasher))
     }
 
-    /// The options set before [`Builder::expire_after`], and the clock.
-    pub(super) fn into_parts(self) -> (Builder<S, Plain>, Box<dyn Clock>) {
-        (self.base, self.clock)
+    /// The options set before [`Builder::expire_after`], the clock, and whether inserts sweep.
+    pub(super) fn into_parts(self) -> (Builder<S, Plain>, Box<dyn Clock>, bool) {
+        (self.base, self.clock, self.sweep_on_insert)
     }
 }
 

@@ -69,7 +69,7 @@ use crate::sync::{self, AtomicU64, Ordering};
 /// Bits of the epoch in every word that holds one; epochs wrap at `2^20`, which only equality
 /// and tags (the epoch modulo 4) see.
 const EPOCH_BITS: u32 = 20;
-const EPOCH_MASK: u64 = (1 << EPOCH_BITS) - 1;
+pub(crate) const EPOCH_MASK: u64 = (1 << EPOCH_BITS) - 1;
 /// An epoch's start is kept in ticks of this fraction of the period.
 const TICKS_PER_PERIOD: u64 = 16;
 /// The largest count a stamped word holds: buckets of a windowed table, at most.
@@ -331,6 +331,19 @@ impl Epochs {
     /// period since it started ([An epoch lasts at least a
     /// period](self#an-epoch-lasts-at-least-a-period)). Whether this call started it.
     pub(crate) fn try_advance(&self) -> bool {
+        self.advance(true)
+    }
+
+    /// Starts the next epoch if the sweep of the current one is done, whatever the clock reads:
+    /// for a filter whose epochs follow another's, whose clock kept them a period long. Whether
+    /// this call started it.
+    pub(crate) fn advance_now(&self) -> bool {
+        self.advance(false)
+    }
+
+    /// [`try_advance`](Self::try_advance), or [`advance_now`](Self::advance_now) without
+    /// `on_time`.
+    fn advance(&self, on_time: bool) -> bool {
         // Relaxed: the CAS below checks the value.
         let word = self.word.load(Ordering::Relaxed);
         let epoch = epoch_of(word);
@@ -342,7 +355,7 @@ impl Epochs {
         // The comparison rounds the reading down and the new start rounds it up, so an epoch
         // never lasts less than a period.
         let floor = u64::try_from(elapsed / u128::from(self.tick)).unwrap_or(MAX_BUCKETS);
-        if floor < count(word).saturating_add(TICKS_PER_PERIOD) {
+        if on_time && floor < count(word).saturating_add(TICKS_PER_PERIOD) {
             return false;
         }
         let start = u64::try_from(elapsed.div_ceil(u128::from(self.tick)))

@@ -27,7 +27,11 @@ use crate::sizing::capacity_of;
 use crate::stats::Stats;
 use crate::sync;
 use crate::table::Table;
-use epochs::Epochs;
+use epochs::{Epochs, EPOCH_MASK};
+
+/// The most epochs [`WindowedFilter::follow`] starts in one call: after three, every entry
+/// older than the call is dead and swept.
+const MAX_FOLLOWED: u64 = 3;
 
 /// The shortest window [`Builder::expire_after`](crate::Builder::expire_after) takes.
 pub const MIN_WINDOW: Duration = Duration::from_millis(1);
@@ -84,14 +88,23 @@ pub struct WindowedFilter<S = DefaultHashBuilder> {
     epochs: Epochs,
     window: Duration,
     capacity: usize,
+    /// Whether inserts sweep now and then and start epochs
+    /// ([`WindowedBuilder::sweep_on_insert`]).
+    sweeps_on_insert: bool,
     hasher: S,
 }
 
 impl<S> WindowedFilter<S> {
     /// A filter of `table`, whose entries live by `epochs`, each period half of `window`.
-    fn from_parts(table: Table<Windowed>, epochs: Epochs, window: Duration, hasher: S) -> Self {
+    fn from_parts(
+        table: Table<Windowed>,
+        epochs: Epochs,
+        window: Duration,
+        sweeps_on_insert: bool,
+        hasher: S,
+    ) -> Self {
         let capacity = capacity_of(table.bucket_count()) / SIZED_FOR.0 * SIZED_FOR.1;
-        Self { table, epochs, window, capacity, hasher }
+        Self { table, epochs, window, capacity, sweeps_on_insert, hasher }
     }
 }
 
@@ -221,11 +234,93 @@ impl<S> WindowedFilter<S> {
     /// assert_eq!(filter.len(), 0);
     /// # Ok::<(), lockfree_cuckoo::InsertError>(())
     /// ```
-    pub fn tick(&self) {
+    pub fn tick(&self) -> bool {
+        let mut started = false;
         loop {
             while self.sweep_some(TICK_CHUNK) {}
             if !self.epochs.try_advance() {
-                return;
+                return started;
+            }
+            started = true;
+        }
+    }
+
+    /// The current epoch: how many periods (half windows) have started since the filter was
+    /// built, modulo `2^20`. A front-end that replicates the filter sends it to replicas, which
+    /// [`follow`](Self::follow) it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use lockfree_cuckoo::{CuckooFilter, ManualClock};
+    ///
+    /// let clock = ManualClock::new();
+    /// let filter = CuckooFilter::builder()
+    ///     .capacity(100)
+    ///     .expire_after(Duration::from_secs(2))
+    ///     .clock(clock.clone())
+    ///     .build();
+    /// assert_eq!(filter.epoch(), 0);
+    /// clock.advance(Duration::from_secs(1));
+    /// assert!(filter.tick());
+    /// assert_eq!(filter.epoch(), 1);
+    /// ```
+    pub fn epoch(&self) -> u64 {
+        self.epochs.current()
+    }
+
+    /// Starts epochs, whatever this filter's clock reads, until `epoch` is the current one, as
+    /// the filter this one replicates did: for a replica that applies its primary's operations
+    /// in order, with each of the primary's epochs ([`epoch`](Self::epoch)) between them. The
+    /// window is then the primary's, which its clock keeps; this filter's clock does not start
+    /// epochs as long as a period has not passed since the last one it followed. Sweeps as
+    /// [`tick`](Self::tick) does.
+    ///
+    /// Returns whether `epoch` is now the current one: `false`, and nothing done, when it is
+    /// more than three epochs ahead (a primary starts one at a time, so a replica that missed
+    /// some should load the primary's snapshot instead) or behind. Lock-free.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use lockfree_cuckoo::{CuckooFilter, ManualClock};
+    ///
+    /// let window = Duration::from_secs(2);
+    /// let (clock, frozen) = (ManualClock::new(), ManualClock::new());
+    /// let primary = CuckooFilter::builder().capacity(100).seed(7).expire_after(window).clock(clock.clone()).build();
+    /// let replica = CuckooFilter::builder().capacity(100).seed(7).expire_after(window).clock(frozen).build();
+    /// primary.insert("a")?;
+    /// replica.insert("a")?;
+    /// for _ in 0..3 {
+    ///     clock.advance(Duration::from_secs(1));
+    ///     primary.tick();
+    ///     assert!(replica.follow(primary.epoch()));
+    /// }
+    /// assert!(!primary.contains("a") && !replica.contains("a"));
+    /// // The same words; only the time into the epoch differs, in the snapshot's window block.
+    /// let (p, r) = (primary.to_bytes(), replica.to_bytes());
+    /// assert_eq!(p[96..p.len() - 8], r[96..r.len() - 8]);
+    /// # Ok::<(), lockfree_cuckoo::InsertError>(())
+    /// ```
+    pub fn follow(&self, epoch: u64) -> bool {
+        let ahead = |current: u64| epoch.wrapping_sub(current) & EPOCH_MASK;
+        if ahead(self.epochs.current()) > MAX_FOLLOWED {
+            return false;
+        }
+        loop {
+            let current = self.epochs.current();
+            match ahead(current) {
+                0 => return true,
+                a if a > MAX_FOLLOWED => return false,
+                _ => {}
+            }
+            while self.sweep_some(TICK_CHUNK) {}
+            if !self.epochs.advance_now() && self.epochs.current() == current {
+                // Writers of the epoch before are still writing, or another thread holds the
+                // last claims of the sweep: both finish without this thread.
+                sync::yield_now();
             }
         }
     }
@@ -416,7 +511,9 @@ impl<S> WindowedFilter<S> {
                 break;
             }
         }
-        self.sweep_now_and_then();
+        if self.sweeps_on_insert {
+            self.sweep_now_and_then();
+        }
         Ok(())
     }
 
@@ -457,12 +554,6 @@ impl<S> WindowedFilter<S> {
     #[cfg(feature = "test-hooks")]
     pub(crate) fn table(&self) -> &Table<Windowed> {
         &self.table
-    }
-
-    /// The current epoch (for tests).
-    #[cfg(feature = "test-hooks")]
-    pub(crate) fn epoch(&self) -> u64 {
-        self.epochs.current()
     }
 
     /// The epochs (for tests).

@@ -214,7 +214,7 @@ impl<S: BuildHasher + 'static> WindowedBuilder<S> {
 
     /// Reads and checks one snapshot; `len` is the exact input length when the caller knows it.
     fn resume(self, r: impl Read, len: Option<usize>) -> Result<WindowedFilter<S>, LoadError> {
-        let (base, clock) = self.into_parts();
+        let (base, clock, sweeps_on_insert) = self.into_parts();
         let mut hasher = base.hasher;
         let Decoded { encoding, mut levels, block } = format::decode(r, len, &mut hasher)?;
         let (Block::Window(window), Some(words)) = (block, levels.pop()) else {
@@ -236,6 +236,6 @@ impl<S: BuildHasher + 'static> WindowedBuilder<S> {
         let window_len = Duration::from_nanos(window.window_ns);
         let into = Duration::from_nanos(window.into_epoch_ns);
         let epochs = Epochs::resumed(buckets, window_len / 2, clock, window.epoch, into);
-        Ok(WindowedFilter::from_parts(table, epochs, window_len, hasher))
+        Ok(WindowedFilter::from_parts(table, epochs, window_len, sweeps_on_insert, hasher))
     }
 }
