@@ -18,7 +18,7 @@ use crate::error::LoadError;
 use crate::hasher::adopt_snapshot_key;
 use crate::sizing::{Ceiling, MAX_LEVELS};
 use crate::table::ScannedWords;
-use crate::windowed::MIN_WINDOW;
+use crate::windowed::{EPOCH_MASK, MIN_WINDOW};
 
 // FORMAT.md, the layout table.
 
@@ -46,9 +46,6 @@ const LEVEL_BLOCK_LEN: usize = 32;
 
 /// Bytes of the window block: the window, the epoch, and the time into the epoch.
 pub(crate) const WINDOW_BLOCK_LEN: usize = 24;
-
-/// The largest epoch a window block holds: epochs wrap at `2^20`.
-pub(crate) const MAX_EPOCH: u64 = (1 << 20) - 1;
 
 /// The encoding of a layout field (fingerprint bits, lanes), if it has one: 16-bit plain
 /// fingerprints, 17-bit semi-sorted ones, or 14-bit windowed ones (each with a 2-bit tag).
@@ -102,14 +99,8 @@ const MAX_BUCKETS: u64 = {
     }
 };
 
-/// Bytes of the level block of a growable filter of `levels` levels.
-pub(crate) const fn level_block_len(levels: usize) -> usize {
-    LEVEL_BLOCK_LEN + WORD_LEN * levels
-}
-
 /// Bytes of a snapshot of `buckets` buckets in total, for `buckets` up to [`MAX_BUCKETS`], whose
-/// block after the header takes `block` bytes: none for a fixed filter, [`level_block_len`] for a
-/// growable one, [`WINDOW_BLOCK_LEN`] for a windowed one.
+/// block after the header takes `block` bytes ([`Block::len`]).
 pub(crate) const fn snapshot_len(buckets: u64, block: usize) -> u64 {
     (HEADER_LEN + CHECKSUM_LEN + block) as u64 + buckets * WORD_LEN as u64
 }
@@ -119,7 +110,7 @@ pub(crate) const fn snapshot_len(buckets: u64, block: usize) -> u64 {
 pub(crate) struct Window {
     /// The window, in nanoseconds.
     pub(crate) window_ns: u64,
-    /// The epoch the words' tags are read at, at most [`MAX_EPOCH`].
+    /// The epoch the words' tags are read at, at most [`EPOCH_MASK`] (epochs wrap at `2^20`).
     pub(crate) epoch: u64,
     /// Nanoseconds since the epoch started.
     pub(crate) into_epoch_ns: u64,
@@ -138,6 +129,24 @@ impl Block {
     /// A growable filter's level block, or none.
     pub(crate) fn levels(growth: Option<Ceiling>, retained: u64) -> Self {
         growth.map_or(Self::Fixed, |ceiling| Self::Levels { ceiling, retained })
+    }
+
+    /// The header flag that announces the block.
+    const fn flag(self) -> u32 {
+        match self {
+            Self::Fixed => 0,
+            Self::Levels { .. } => FLAG_LEVELS,
+            Self::Window(_) => FLAG_WINDOW,
+        }
+    }
+
+    /// Bytes of the block, in a snapshot of `levels` levels.
+    pub(crate) const fn len(self, levels: usize) -> usize {
+        match self {
+            Self::Fixed => 0,
+            Self::Levels { .. } => LEVEL_BLOCK_LEN + WORD_LEN * levels,
+            Self::Window(_) => WINDOW_BLOCK_LEN,
+        }
     }
 }
 
@@ -182,12 +191,7 @@ pub(super) fn encode_prefix<S: BuildHasher + 'static>(
     hasher: &S,
 ) -> Vec<u8> {
     let total = buckets.iter().map(|&b| b as u64).sum();
-    let flag = match block {
-        Block::Fixed => 0,
-        Block::Levels { .. } => FLAG_LEVELS,
-        Block::Window(_) => FLAG_WINDOW,
-    };
-    let mut prefix = encode_header(encoding, flag, total, items, hasher).to_vec();
+    let mut prefix = encode_header(encoding, block.flag(), total, items, hasher).to_vec();
     match block {
         Block::Fixed => {}
         Block::Levels { ceiling, retained } => {
@@ -352,13 +356,8 @@ pub(crate) fn decode<S: BuildHasher + 'static>(
     } else {
         (vec![buckets as usize], Block::Fixed)
     };
-    let block_len = match block {
-        Block::Fixed => 0,
-        Block::Levels { .. } => level_block_len(level_buckets.len()),
-        Block::Window(_) => WINDOW_BLOCK_LEN,
-    };
     // Cannot overflow: MAX_BUCKETS keeps the total within u64 and `buckets` within usize / 8.
-    let total = snapshot_len(buckets, block_len);
+    let total = snapshot_len(buckets, block.len(level_buckets.len()));
     let prefix = total - CHECKSUM_LEN as u64 - buckets * WORD_LEN as u64;
     // 4. The length of a byte slice, before allocating; a stream's as its words arrive.
     if let Some(len) = len {
@@ -593,10 +592,10 @@ fn check_window(window: Window) -> Result<(), LoadError> {
             found: window.window_ns,
         });
     }
-    if window.epoch > MAX_EPOCH {
+    if window.epoch > EPOCH_MASK {
         return Err(LoadError::InconsistentHeader {
             field: "epoch",
-            expected: format!("at most {MAX_EPOCH}"),
+            expected: format!("at most {EPOCH_MASK}"),
             found: window.epoch,
         });
     }

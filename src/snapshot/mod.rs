@@ -166,8 +166,7 @@ impl<S: BuildHasher + 'static, E: Layout> CuckooFilter<S, E> {
     /// ```
     pub fn to_bytes(&self) -> Vec<u8> {
         // No overflow: the tables themselves, 8 bytes a bucket, fit in the address space.
-        let block =
-            if self.is_growable() { format::level_block_len(self.stats().levels) } else { 0 };
+        let block = format::Block::levels(self.levels().growth(), 0).len(self.stats().levels);
         let len = format::snapshot_len(self.bucket_count() as u64, block) as usize;
         let mut bytes = Vec::with_capacity(len);
         match self.write_to(&mut bytes) {
@@ -389,9 +388,8 @@ fn write_levels<E: BucketEncoding, S: BuildHasher + 'static>(
     let block = format::Block::levels(growth, retained);
     let occupied = format::encode::<E, S>(&mut w, &scanned, block, hasher)?;
     let buckets = scanned.iter().map(|level| level.len() as u64).sum();
-    let block_len = if growth.is_some() { format::level_block_len(scanned.len()) } else { 0 };
     Ok(SnapshotInfo {
-        bytes: format::snapshot_len(buckets, block_len),
+        bytes: format::snapshot_len(buckets, block.len(scanned.len())),
         buckets,
         items: occupied.saturating_sub(retained),
         captured_by_writers: scanned.iter().map(|level| level.captured_by_writers).sum(),

@@ -27,7 +27,8 @@ use crate::sizing::capacity_of;
 use crate::stats::Stats;
 use crate::sync;
 use crate::table::Table;
-use epochs::{Epochs, EPOCH_MASK};
+use epochs::Epochs;
+pub(crate) use epochs::EPOCH_MASK;
 
 /// The most epochs [`WindowedFilter::follow`] starts in one call: after three, every entry
 /// older than the call is dead and swept.
