@@ -472,6 +472,8 @@ impl<S> WindowedFilter<S> {
 
     /// [`remove`](Self::remove) of the item whose mixed hash is `mixed`.
     pub(crate) fn remove_mixed(&self, mixed: u64) -> bool {
+        // Before the pin, whose locked RMW would hold the loads back until it completes.
+        self.table.prefetch(self.table.slots(mixed));
         loop {
             let pinned = self.epochs.pin();
             let epoch = pinned.epoch();
@@ -491,6 +493,8 @@ impl<S> WindowedFilter<S> {
 
     /// [`insert`](Self::insert) of the item whose mixed hash is `mixed`.
     pub(crate) fn insert_mixed(&self, mixed: u64) -> Result<(), InsertError> {
+        // Before the pin, whose locked RMW would hold the loads back until it completes.
+        self.table.prefetch(self.table.slots(mixed));
         loop {
             let pinned = self.epochs.pin();
             let epoch = pinned.epoch();
