@@ -311,13 +311,15 @@ impl<S> WindowedFilter<S> {
             return false;
         }
         loop {
+            // Swept as `tick` sweeps, also the epoch reached: a replica's inserts then find
+            // the lanes its primary's found.
+            while self.sweep_some(TICK_CHUNK) {}
             let current = self.epochs.current();
             match ahead(current) {
                 0 => return true,
                 a if a > MAX_FOLLOWED => return false,
                 _ => {}
             }
-            while self.sweep_some(TICK_CHUNK) {}
             if !self.epochs.advance_now() && self.epochs.current() == current {
                 // Writers of the epoch before are still writing, or another thread holds the
                 // last claims of the sweep: both finish without this thread.
