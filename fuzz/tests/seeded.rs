@@ -1,6 +1,8 @@
 //! The fuzz targets' properties on random inputs from fixed seeds, on stable: what `cargo fuzz`
 //! explores with coverage guidance, sampled deterministically for every `cargo test`.
 
+use std::time::Duration;
+
 use lockfree_cuckoo::CuckooFilter;
 use lockfree_cuckoo_fuzz::{differential, load, Op};
 use rand::{rngs::StdRng, Rng, SeedableRng};
@@ -30,14 +32,23 @@ fn random_sessions_match_the_multiset_model() {
 #[test]
 fn random_and_damaged_snapshots_load_or_fail_cleanly() {
     let filter = CuckooFilter::with_capacity(200);
+    let windowed =
+        CuckooFilter::builder().capacity(200).expire_after(Duration::from_secs(60)).build();
     for k in 0..150u32 {
         filter.insert(&k).unwrap();
+        windowed.insert(&k).unwrap();
     }
-    let good = filter.to_bytes();
-    load(&good);
+    for good in [filter.to_bytes(), windowed.to_bytes()] {
+        damaged(&good);
+    }
+}
+
+/// `good`, which loads, and damaged and random bytes around it, through [`load`].
+fn damaged(good: &[u8]) {
+    load(good);
     let mut rng = StdRng::seed_from_u64(1);
     for _ in 0..2_000 {
-        let mut bytes = good.clone();
+        let mut bytes = good.to_vec();
         for _ in 0..rng.random_range(1..4) {
             let at = rng.random_range(0..bytes.len());
             bytes[at] = rng.random();

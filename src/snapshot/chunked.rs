@@ -5,11 +5,13 @@ use core::fmt;
 use core::hash::BuildHasher;
 use core::ops::Range;
 
-use super::format::{self, Checksum, CHECKSUM_LEN, WORD_LEN};
+use super::format::{self, Checksum, Window, CHECKSUM_LEN, WORD_LEN};
 use crate::bucket::{BucketEncoding, Layout};
 use crate::error::ChunkError;
 use crate::filter::CuckooFilter;
 use crate::levels::Levels;
+use crate::table::Table;
+use crate::windowed::WindowedFilter;
 
 /// A snapshot of a filter in the format of [`write_to`](CuckooFilter::write_to), written a chunk
 /// at a time by [`write_next`](Self::write_next): for a front-end that sends a large filter in
@@ -55,6 +57,8 @@ pub struct ChunkedSnapshot {
     /// The item count and kept removals the prefix gives.
     items: u64,
     retained: u64,
+    /// A windowed filter's clock as the prefix gives it; `None` for a filter of levels.
+    window: Option<Window>,
     /// Bytes written so far.
     offset: u64,
     /// The checksum of those bytes.
@@ -89,18 +93,33 @@ impl<S: BuildHasher + 'static, E: Layout> CuckooFilter<S, E> {
     pub fn chunked_snapshot(&self) -> ChunkedSnapshot {
         let shape = Shape::of(self.levels());
         let prefix = shape.prefix(self.levels(), self.hasher());
-        ChunkedSnapshot {
-            prefix,
-            buckets: shape.buckets,
-            items: shape.items,
-            retained: shape.retained,
-            offset: 0,
-            crc: format::checksum(),
-        }
+        ChunkedSnapshot::new(prefix, shape.buckets, (shape.items, shape.retained), None)
     }
 }
 
 impl ChunkedSnapshot {
+    /// A snapshot at its start: `prefix` (the header and its block), then the words of
+    /// `buckets` (each level's count, oldest first), whose counts are `counts` (items, kept
+    /// removals); `window`, a windowed filter's clock, is in the prefix.
+    pub(crate) fn new(
+        prefix: Vec<u8>,
+        buckets: Vec<usize>,
+        (items, retained): (u64, u64),
+        window: Option<Window>,
+    ) -> Self {
+        Self { prefix, buckets, items, retained, window, offset: 0, crc: format::checksum() }
+    }
+
+    /// The prefix, and the clock it holds if the filter is windowed.
+    pub(crate) fn prefix(&self) -> (&[u8], Option<Window>) {
+        (&self.prefix, self.window)
+    }
+
+    /// The item count the header gives.
+    pub(crate) fn items(&self) -> u64 {
+        self.items
+    }
+
     /// Appends the next chunk of the snapshot, at most `max_bytes` (and at least one byte while
     /// any is left), to `out`, and returns how many bytes it appended: 0 once the snapshot is
     /// all written.
@@ -141,15 +160,67 @@ impl ChunkedSnapshot {
         max_bytes: usize,
         out: &mut Vec<u8>,
     ) -> Result<usize, ChunkError> {
-        let left = self.total_bytes() - self.offset;
-        let want = usize::try_from(left).unwrap_or(usize::MAX).min(max_bytes.max(1));
+        let want = self.room(max_bytes, out)?;
         if want == 0 {
             return Ok(0);
         }
-        // Room for the whole words around the chunk's first and last bytes too.
-        let room = want + 2 * WORD_LEN;
-        out.try_reserve(room).map_err(|_| ChunkError::AllocationFailed { bytes: room })?;
         self.write_levels(filter.levels(), filter.hasher(), want, out)
+    }
+
+    /// [`write_next`](Self::write_next) for a snapshot started by
+    /// [`WindowedFilter::chunked_snapshot`].
+    ///
+    /// `filter` must be the filter the snapshot was started from.
+    ///
+    /// # Errors
+    ///
+    /// As [`write_next`](Self::write_next); an epoch started since the snapshot did (by
+    /// [`tick`](WindowedFilter::tick), [`follow`](WindowedFilter::follow) or an insert) is a
+    /// change: the bytes would read the entries' ages at the wrong epoch.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use lockfree_cuckoo::{CuckooFilter, ManualClock};
+    ///
+    /// let clock = ManualClock::new();
+    /// let filter = CuckooFilter::builder()
+    ///     .capacity(1_000)
+    ///     .expire_after(Duration::from_secs(2))
+    ///     .clock(clock.clone())
+    ///     .build();
+    /// filter.insert("a")?;
+    /// let mut snapshot = filter.chunked_snapshot();
+    /// let mut bytes = Vec::new();
+    /// while snapshot.write_next_windowed(&filter, 4096, &mut bytes)? > 0 {}
+    /// assert_eq!(bytes, filter.to_bytes());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn write_next_windowed<S: BuildHasher + 'static>(
+        &mut self,
+        filter: &WindowedFilter<S>,
+        max_bytes: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<usize, ChunkError> {
+        let want = self.room(max_bytes, out)?;
+        if want == 0 {
+            return Ok(0);
+        }
+        filter.write_chunk(self, want, out)
+    }
+
+    /// The bytes the next chunk takes, at most `max_bytes` (0 once all are written), with room
+    /// for them reserved in `out`.
+    fn room(&self, max_bytes: usize, out: &mut Vec<u8>) -> Result<usize, ChunkError> {
+        let left = self.total_bytes() - self.offset;
+        let want = usize::try_from(left).unwrap_or(usize::MAX).min(max_bytes.max(1));
+        if want > 0 {
+            // Room for the whole words around the chunk's first and last bytes too.
+            let room = want + 2 * WORD_LEN;
+            out.try_reserve(room).map_err(|_| ChunkError::AllocationFailed { bytes: room })?;
+        }
+        Ok(want)
     }
 
     /// [`write_next`](Self::write_next) in the filter's encoding; it checks before it writes.
@@ -162,16 +233,34 @@ impl ChunkedSnapshot {
     ) -> Result<usize, ChunkError> {
         // The same filter, as far as the prefix tells: its layout, levels, ceilings and hasher.
         let mut now = Shape::of(levels);
-        let (items, retained) = (now.items, now.retained);
+        let counts = (now.items, now.retained);
         (now.items, now.retained) = (self.items, self.retained);
-        if now.buckets != self.buckets || now.prefix(levels, hasher) != self.prefix {
+        if self.window.is_some()
+            || now.buckets != self.buckets
+            || now.prefix(levels, hasher) != self.prefix
+        {
             return Err(ChunkError::Changed);
         }
+        self.copy(&levels.oldest_first(), counts, want, out, || true)
+    }
+
+    /// Appends the next `want` bytes, the words read from `tables` (the filter's, oldest first)
+    /// as they are now, whose counts are now `counts` (items, kept removals); `unchanged` is
+    /// asked after the words are read. When it says no, or the counts are not the header's at
+    /// the last chunk, nothing is appended and the snapshot stays where it was.
+    pub(crate) fn copy<E: BucketEncoding>(
+        &mut self,
+        tables: &[&Table<E>],
+        counts: (u64, u64),
+        want: usize,
+        out: &mut Vec<u8>,
+        unchanged: impl FnOnce() -> bool,
+    ) -> Result<usize, ChunkError> {
         let words_end = self.total_bytes() - CHECKSUM_LEN as u64;
         let mut at = self.offset;
         let end = at + want as u64;
         // The checksum ends only a snapshot whose counts are still the header's.
-        if end > words_end && (items, retained) != (self.items, self.retained) {
+        if end > words_end && counts != (self.items, self.retained) {
             return Err(ChunkError::Changed);
         }
         let start = out.len();
@@ -180,7 +269,6 @@ impl ChunkedSnapshot {
             out.extend_from_slice(&self.prefix[at as usize..upto as usize]);
             at = upto;
         }
-        let tables = levels.oldest_first();
         let mut level_start = self.prefix.len() as u64;
         for (table, &buckets) in tables.iter().zip(&self.buckets) {
             let level_end = level_start + (buckets * WORD_LEN) as u64;
@@ -201,6 +289,10 @@ impl ChunkedSnapshot {
                 at += (to - from) as u64;
             }
             level_start = level_end;
+        }
+        if !unchanged() {
+            out.truncate(start);
+            return Err(ChunkError::Changed);
         }
         self.crc.update(&out[start..]);
         if at < end {

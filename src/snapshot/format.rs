@@ -183,7 +183,7 @@ pub(crate) fn encode<E: BucketEncoding, S: BuildHasher + 'static>(
 /// What comes before the words: the header, then `block`. `buckets` holds each level's bucket
 /// count, oldest first; `items` the occupied lanes of them all, of which a level block's
 /// `retained` (at most `items`) are fingerprints of removed items.
-pub(super) fn encode_prefix<S: BuildHasher + 'static>(
+pub(crate) fn encode_prefix<S: BuildHasher + 'static>(
     encoding: Encoding,
     buckets: &[usize],
     items: u64,

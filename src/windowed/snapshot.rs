@@ -20,15 +20,15 @@ use core::time::Duration;
 use std::io::{self, Read, Write};
 
 use super::builder::WindowedBuilder;
-use super::epochs::{Epochs, MAX_BUCKETS};
+use super::epochs::{Epochs, Pinned, MAX_BUCKETS};
 use super::{WindowedFilter, TICK_CHUNK};
 use crate::bucket::windowed::Windowed;
 use crate::bucket::BucketEncoding;
 use crate::encoding::Encoding;
-use crate::error::LoadError;
+use crate::error::{ChunkError, LoadError};
 use crate::hasher::DefaultHashBuilder;
 use crate::snapshot::format::{self, Block, Decoded, Window, WINDOW_BLOCK_LEN};
-use crate::snapshot::SnapshotInfo;
+use crate::snapshot::{ChunkedSnapshot, SnapshotInfo};
 use crate::sync;
 use crate::table::Table;
 
@@ -72,22 +72,10 @@ impl<S: BuildHasher + 'static> WindowedFilter<S> {
     /// ```
     pub fn write_to(&self, mut w: impl Write) -> io::Result<SnapshotInfo> {
         let pinned = self.epochs.pin();
-        while !self.epochs.swept_through(pinned.epoch()) {
-            if !self.sweep_some(TICK_CHUNK) {
-                // Another thread holds the last claims, or writers of the epoch before are
-                // still writing: both finish without this thread.
-                sync::yield_now();
-            }
-        }
+        self.settle(&pinned);
         let scanned = [self.table.scan()?];
-        let (epoch, into) = self.epochs.position();
+        let block = Block::Window(self.clock_now());
         drop(pinned);
-        let window = Window {
-            window_ns: u64::try_from(self.window.as_nanos()).unwrap_or(u64::MAX),
-            epoch,
-            into_epoch_ns: u64::try_from(into.as_nanos()).unwrap_or(u64::MAX),
-        };
-        let block = Block::Window(window);
         let items = format::encode::<Windowed, S>(&mut w, &scanned, block, &self.hasher)?;
         let buckets = scanned[0].len() as u64;
         Ok(SnapshotInfo {
@@ -125,6 +113,109 @@ impl<S: BuildHasher + 'static> WindowedFilter<S> {
             // Writing into a `Vec` cannot fail; only the copy of the table can.
             Err(err) => panic!("cannot snapshot the windowed filter: {err}"),
         }
+    }
+    /// Starts a snapshot to write a chunk at a time with
+    /// [`ChunkedSnapshot::write_next_windowed`], in the bytes of [`write_to`](Self::write_to):
+    /// for a front-end that sends a large filter in pieces. As for a
+    /// [`CuckooFilter`](crate::CuckooFilter)'s, no chunk copies the table, and a filter written
+    /// meanwhile may miss items that moved ([`ChunkedSnapshot`], "Consistency"); an epoch that
+    /// starts before the last chunk ends the snapshot with [`ChunkError::Changed`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use lockfree_cuckoo::{ChunkError, CuckooFilter, ManualClock};
+    ///
+    /// let clock = ManualClock::new();
+    /// let filter = CuckooFilter::builder()
+    ///     .capacity(1_000)
+    ///     .expire_after(Duration::from_secs(2))
+    ///     .clock(clock.clone())
+    ///     .build();
+    /// let mut snapshot = filter.chunked_snapshot();
+    /// let mut bytes = Vec::new();
+    /// snapshot.write_next_windowed(&filter, 100, &mut bytes)?;
+    /// clock.advance(Duration::from_secs(1));
+    /// assert!(filter.tick());
+    /// assert_eq!(snapshot.write_next_windowed(&filter, 100, &mut bytes), Err(ChunkError::Changed));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn chunked_snapshot(&self) -> ChunkedSnapshot {
+        loop {
+            let pinned = self.epochs.pin();
+            self.settle(&pinned);
+            let clock = self.clock_now();
+            // The epoch may have moved on, its sweep waiting for this pin: settle that one.
+            if clock.epoch == pinned.epoch() {
+                let items = self.len() as u64;
+                let prefix = self.prefix(clock, items);
+                return ChunkedSnapshot::new(
+                    prefix,
+                    vec![self.bucket_count()],
+                    (items, 0),
+                    Some(clock),
+                );
+            }
+        }
+    }
+
+    /// The next `want` bytes of `snapshot` ([`ChunkedSnapshot::write_next_windowed`]), which
+    /// checks that this filter is the one it started from, at the same epoch.
+    pub(crate) fn write_chunk(
+        &self,
+        snapshot: &mut ChunkedSnapshot,
+        want: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<usize, ChunkError> {
+        let (prefix, Some(clock)) = snapshot.prefix() else {
+            return Err(ChunkError::Changed);
+        };
+        // Pinned, the epoch is the snapshot's or the next, whose sweep waits: the words read
+        // hold no lane swept after the snapshot started. The sweep of the snapshot's epoch was
+        // done when it started (`chunked_snapshot`).
+        let pinned = self.epochs.pin();
+        if pinned.epoch() != clock.epoch || prefix != self.prefix(clock, snapshot.items()) {
+            return Err(ChunkError::Changed);
+        }
+        let counts = (self.len() as u64, 0);
+        let table = [&self.table];
+        // Acquire, in `current`: an epoch started before a word was read is seen.
+        snapshot.copy(&table, counts, want, out, || self.epochs.current() == clock.epoch)
+    }
+
+    /// Waits until the sweep of the epoch `pinned` holds is done, helping it: from then on, a
+    /// lane tagged with the next epoch was written in that epoch.
+    fn settle(&self, pinned: &Pinned<'_>) {
+        while !self.epochs.swept_through(pinned.epoch()) {
+            if !self.sweep_some(TICK_CHUNK) {
+                // Another thread holds the last claims, or writers of the epoch before are
+                // still writing: both finish without this thread.
+                sync::yield_now();
+            }
+        }
+    }
+
+    /// The clock as a snapshot records it now: the window, the epoch and the time into it.
+    fn clock_now(&self) -> Window {
+        let (epoch, into) = self.epochs.position();
+        Window {
+            window_ns: u64::try_from(self.window.as_nanos()).unwrap_or(u64::MAX),
+            epoch,
+            into_epoch_ns: u64::try_from(into.as_nanos()).unwrap_or(u64::MAX),
+        }
+    }
+
+    /// A snapshot's header and window block, for `items` entries read at `clock`.
+    fn prefix(&self, clock: Window, items: u64) -> Vec<u8> {
+        let buckets = [self.bucket_count()];
+        format::encode_prefix(
+            Encoding::Windowed,
+            &buckets,
+            items,
+            Block::Window(clock),
+            &self.hasher,
+        )
     }
 }
 

@@ -6,7 +6,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use lockfree_cuckoo::{
-    encoding_of_snapshot, Clock, CuckooFilter, Encoding, LoadError, ManualClock, WindowedFilter,
+    encoding_of_snapshot, ChunkError, Clock, CuckooFilter, Encoding, LoadError, ManualClock,
+    WindowedFilter,
 };
 
 use crate::common::reseal;
@@ -251,4 +252,76 @@ fn forged_window_blocks_are_refused() {
             "a truncation to {len} bytes loaded or failed otherwise"
         );
     }
+}
+
+/// Every chunk of a chunked snapshot of `filter`, at most `max` bytes each, concatenated.
+fn chunks(filter: &WindowedFilter, max: usize) -> Result<Vec<u8>, ChunkError> {
+    let mut snapshot = filter.chunked_snapshot();
+    let mut bytes = Vec::new();
+    while snapshot.write_next_windowed(filter, max, &mut bytes)? > 0 {}
+    assert!(snapshot.is_done());
+    Ok(bytes)
+}
+
+/// A filter that no one writes gives the bytes of `to_bytes` in chunks of any size, with
+/// entries of several ages and the expired ones gone.
+#[test]
+#[cfg_attr(miri, ignore = "too slow under Miri")]
+fn a_chunked_snapshot_gives_the_bytes_of_to_bytes() {
+    let clock = ManualClock::new();
+    let filter = windowed(&clock);
+    for i in 0..600u32 {
+        filter.insert(&i).unwrap();
+        if i % 100 == 99 {
+            run_for(&filter, &clock, PERIOD);
+        }
+    }
+    let whole_len = filter.to_bytes().len();
+    let snapshot = filter.chunked_snapshot();
+    assert_eq!(snapshot.total_bytes(), whole_len as u64);
+    let whole = filter.to_bytes();
+    assert!(filter.len() < 600 && !filter.is_empty(), "{}", filter.len());
+    for max in [1, 7, 8, 9, 100, 4096, whole.len() - 1, whole.len(), usize::MAX] {
+        assert!(chunks(&filter, max).unwrap() == whole, "chunks of {max}");
+    }
+    let loaded = load(&chunks(&filter, 1000).unwrap(), &clock).unwrap();
+    assert_eq!(loaded.len(), filter.len());
+    assert_eq!(loaded.epoch(), filter.epoch());
+}
+
+/// An epoch started or an item inserted before the last chunk ends the snapshot, and the
+/// refused call writes nothing.
+#[test]
+fn an_epoch_or_an_insert_during_a_chunked_snapshot_ends_it() {
+    let clock = ManualClock::new();
+    let filter = windowed(&clock);
+    filter.insert("a").unwrap();
+    let len = filter.to_bytes().len();
+
+    let mut snapshot = filter.chunked_snapshot();
+    let mut bytes = Vec::new();
+    snapshot.write_next_windowed(&filter, len / 2, &mut bytes).unwrap();
+    clock.advance(PERIOD);
+    assert!(filter.tick());
+    assert_eq!(snapshot.write_next_windowed(&filter, len, &mut bytes), Err(ChunkError::Changed));
+    assert_eq!(bytes.len(), len / 2);
+
+    let mut snapshot = filter.chunked_snapshot();
+    let mut bytes = Vec::new();
+    snapshot.write_next_windowed(&filter, len / 2, &mut bytes).unwrap();
+    filter.insert("b").unwrap();
+    assert_eq!(snapshot.write_next_windowed(&filter, len, &mut bytes), Err(ChunkError::Changed));
+    assert_eq!(bytes.len(), len / 2);
+
+    // Another filter, windowed or not, is refused at once; so is a windowed snapshot given to
+    // a plain filter's method, and a plain one to the windowed method.
+    let mut snapshot = filter.chunked_snapshot();
+    let other = CuckooFilter::builder().capacity(1_000).seed(4).expire_after(WINDOW).build();
+    let refused = snapshot.write_next_windowed(&other, 8, &mut Vec::new());
+    assert_eq!(refused, Err(ChunkError::Changed));
+    let plain = CuckooFilter::with_capacity(1_000);
+    assert_eq!(snapshot.write_next(&plain, 8, &mut Vec::new()), Err(ChunkError::Changed));
+    let mut plain_snapshot = plain.chunked_snapshot();
+    let refused = plain_snapshot.write_next_windowed(&filter, 8, &mut Vec::new());
+    assert_eq!(refused, Err(ChunkError::Changed));
 }
