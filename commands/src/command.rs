@@ -9,7 +9,7 @@ use crate::docs::{docs, Docs};
 use crate::entry::Entry;
 use crate::keyspace::{KeyError, Keyspace};
 use crate::reply::{Protocol, Reply};
-use crate::settings::{Options, Settings, MAX_EXPANSION};
+use crate::settings::{Options, Settings, MAX_EXPANSION, MAX_EXPIRE};
 use crate::transfers::{Loaded, CHUNK_BYTES, LOAD_FAILED};
 
 /// The largest capacity RedisBloom accepts for one filter.
@@ -56,6 +56,7 @@ pub const COMMANDS: &[Spec] = &[
     spec("cf.compact", 2, true, "write fast", "write fast"),
     spec("cf.scandump", 3, false, "readonly", "read"),
     spec("cf.loadchunk", 4, true, "write deny-oom", "write"),
+    spec("cf.tick", 3, true, "write", "write"),
     spec("cf.info", 2, false, "readonly fast", "read fast"),
     spec("cf.debug", 2, false, "readonly fast", "read fast"),
 ];
@@ -70,7 +71,7 @@ pub fn find(name: &[u8]) -> Option<&'static Spec> {
 #[non_exhaustive]
 pub enum Command<'a> {
     /// `CF.RESERVE key capacity [BUCKETSIZE n] [MAXITERATIONS n] [EXPANSION n] [SEED n]
-    /// [ENCODING PLAIN|SEMISORTED]`
+    /// [ENCODING PLAIN|SEMISORTED] [EXPIRE seconds]`
     Reserve {
         /// The key.
         key: &'a [u8],
@@ -150,6 +151,14 @@ pub enum Command<'a> {
         /// The chunk.
         data: &'a [u8],
     },
+    /// `CF.TICK key epoch`: a primary's epoch of a filter whose items expire, for its
+    /// replicas ([`Filter::follow`](crate::Filter::follow)).
+    Tick {
+        /// The key.
+        key: &'a [u8],
+        /// The epoch the primary started.
+        epoch: u64,
+    },
     /// `CF.INFO key`
     Info {
         /// The key.
@@ -205,6 +214,10 @@ pub fn parse<A: Argv + ?Sized>(args: &A) -> Option<Result<Command<'_>, Reply>> {
                 None => Err(Reply::error("Invalid position")),
             }
         }
+        "cf.tick" => match parse_u64(args.get(2)) {
+            Some(epoch) => Ok(Command::Tick { key, epoch }),
+            None => Err(Reply::error("ERR epoch must be an unsigned integer")),
+        },
         "cf.info" => Ok(Command::Info { key }),
         "cf.debug" => Ok(Command::Debug { key }),
         other => unreachable!("{other} is in COMMANDS but not parsed"),
@@ -212,9 +225,11 @@ pub fn parse<A: Argv + ?Sized>(args: &A) -> Option<Result<Command<'_>, Reply>> {
 }
 
 /// `CF.RESERVE`: RedisBloom looks for each option anywhere after the capacity, checks them in
-/// this order, and ignores words it does not know. `SEED` (any 64-bit unsigned integer) and
-/// `ENCODING` (`PLAIN` or `SEMISORTED`, in any case) are this crate's, checked after
-/// RedisBloom's options: RedisBloom ignores them.
+/// this order, and ignores words it does not know. `SEED` (any 64-bit unsigned integer),
+/// `ENCODING` (`PLAIN` or `SEMISORTED`, in any case) and `EXPIRE` (seconds, 1 to
+/// [`MAX_EXPIRE`]) are this crate's, checked after RedisBloom's options: RedisBloom ignores
+/// them. A filter whose items expire is fixed and of its own layout: `EXPIRE` with `EXPANSION`
+/// other than 0, or with `ENCODING`, is refused.
 fn reserve<A: Argv + ?Sized>(args: &A) -> Result<Command<'_>, Reply> {
     if args.len() % 2 == 0 {
         return Err(wrong_arity("cf.reserve"));
@@ -250,12 +265,19 @@ fn reserve<A: Argv + ?Sized>(args: &A) -> Result<Command<'_>, Reply> {
         None => None,
         Some(word) => Some(word.and_then(parse_encoding).ok_or_else(|| unparsed("ENCODING"))?),
     };
+    let expire = option("EXPIRE", 1, MAX_EXPIRE)?.map(|n| n as u64);
+    if expire.is_some() && expansion.is_some_and(|e| e != 0) {
+        return Err(Reply::error("EXPIRE: a filter whose items expire cannot grow (EXPANSION 0)"));
+    }
+    if expire.is_some() && encoding.is_some() {
+        return Err(Reply::error("EXPIRE: a filter whose items expire has its own ENCODING"));
+    }
     // Checked again with the host's default `BUCKETSIZE` when none is given (`run`).
     let capacity = u64::try_from(capacity)
         .ok()
         .filter(|&c| reserve_capacity_fits(c, bucket_size.unwrap_or(1)));
     let capacity = capacity.ok_or(Reply::error(RESERVE_RANGE))?;
-    let options = Options { bucket_size, max_iterations, expansion, seed, encoding };
+    let options = Options { bucket_size, max_iterations, expansion, seed, encoding, expire };
     Ok(Command::Reserve { key: args.get(1), capacity, options })
 }
 
@@ -275,6 +297,10 @@ pub fn encoding_name(encoding: Encoding) -> &'static str {
 /// RedisBloom's refusal of an insert that would take a filter past `cf-max-expansions`
 /// sub-filters.
 pub const MAX_LEVELS_REACHED: &str = "Maximum expansions reached";
+
+/// The reply to `CF.TICK` from a client.
+const TICK_FROM_CLIENT: &str =
+    "ERR CF.TICK is for a primary's replicas: a filter's own host starts its epochs";
 
 const RESERVE_RANGE: &str = "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]";
 const INSERT_RANGE: &str = "Capacity must be in the range [cf-bucket-size * 2, 1073741824]";
@@ -337,6 +363,7 @@ impl Command<'_> {
             | Self::Compact { key }
             | Self::ScanDump { key, .. }
             | Self::LoadChunk { key, .. }
+            | Self::Tick { key, .. }
             | Self::Info { key }
             | Self::Debug { key } => key,
         }
@@ -456,6 +483,19 @@ impl Command<'_> {
                     Err(reply) => reply,
                 }
             }
+            Self::Tick { key, epoch } => {
+                if !keys.follows_primary() {
+                    return Ok(Reply::error(TICK_FROM_CLIENT));
+                }
+                keys.read(key, |e| match e.map(|e| e.filter.follow(epoch)) {
+                    None => Reply::error("ERR not found"),
+                    Some(None) => Reply::error("ERR the filter's items do not expire"),
+                    Some(Some(false)) => {
+                        Reply::error("ERR the epoch is out of this filter's reach")
+                    }
+                    Some(Some(true)) => Reply::Ok,
+                })?
+            }
             Self::Info { key } => keys.read(key, |e| match e {
                 None => Reply::error("ERR not found"),
                 Some(e) => info(e),
@@ -495,7 +535,7 @@ fn add(keys: &impl Keyspace, key: &[u8], e: &Entry, item: &[u8], nx: bool) -> Ad
 /// `CF.DEBUG`: RedisBloom's one line, from the numbers [`info`] gives ("bktsize" is this
 /// filter's four lanes, "buckets" every level's, "filters" its levels).
 fn debug(e: &Entry) -> Reply {
-    let line = format!(
+    let mut line = format!(
         "bktsize:4 buckets:{} items:{} deletes:{} filters:{} max_iterations:{} expansion:{}",
         e.filter.bucket_count(),
         e.filter.len(),
@@ -504,13 +544,17 @@ fn debug(e: &Entry) -> Reply {
         e.settings.max_iterations,
         e.settings.expansion,
     );
+    if let Some(window) = e.filter.window() {
+        line.push_str(&format!(" expire:{}", window.as_secs()));
+    }
     Reply::Bulk(line.into_bytes())
 }
 
 /// `CF.INFO`: RedisBloom's eight fields. "Number of items inserted" is the items present now,
 /// as in RedisBloom (it counts down on `CF.DEL`); "Number of buckets" counts every level's;
 /// "Bucket size" is this filter's four lanes, whatever `BUCKETSIZE` asked. A semi-sorted filter
-/// adds a ninth, "Encoding", `semi-sorted`; a plain one answers RedisBloom's eight alone, as
+/// adds a ninth, "Encoding", `semi-sorted`; a filter whose items expire "Encoding" `windowed`
+/// and "Expire after", its window in seconds; a plain one answers RedisBloom's eight alone, as
 /// clients and RedisBloom's tests expect.
 fn info(e: &Entry) -> Reply {
     let fields: [(&'static str, i64); 8] = [
@@ -528,6 +572,10 @@ fn info(e: &Entry) -> Reply {
     let encoding = e.filter.encoding();
     if encoding != Encoding::Plain {
         map.push((Reply::Status("Encoding"), Reply::Bulk(encoding.name().into())));
+    }
+    if let Some(window) = e.filter.window() {
+        let seconds = i64::try_from(window.as_secs()).unwrap_or(i64::MAX);
+        map.push((Reply::Status("Expire after"), Reply::Int(seconds)));
     }
     Reply::Map(map)
 }

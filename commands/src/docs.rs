@@ -81,8 +81,10 @@ const RESERVE_ARGS: &[Arg] = &[
     option("expansion", "EXPANSION", ArgKind::Integer),
     option("seed", "SEED", ArgKind::Integer),
     option("encoding", "ENCODING", ArgKind::String),
+    option("expire", "EXPIRE", ArgKind::Integer),
 ];
 const LOADCHUNK_ARGS: &[Arg] = &[KEY, ITERATOR, arg("data", ArgKind::String)];
+const TICK_ARGS: &[Arg] = &[KEY, arg("epoch", ArgKind::Integer)];
 const INSERT_ARGS: &[Arg] = &[
     KEY,
     option("capacity", "CAPACITY", ArgKind::Integer),
@@ -94,8 +96,8 @@ const INSERT_ARGS: &[Arg] = &[
 /// The docs of each command, by name (as in [`COMMANDS`](crate::COMMANDS)): RedisBloom's
 /// summaries and argument names, so that clients and RedisBloom's own tests find what they
 /// expect; the complexities are this filter's where they differ (an insert here has no random
-/// walk of `MAXITERATIONS` steps, so no `i` term), and the `SEED` and `ENCODING` options are
-/// listed.
+/// walk of `MAXITERATIONS` steps, so no `i` term), and the `SEED`, `ENCODING` and `EXPIRE`
+/// options are listed.
 pub(crate) const fn docs(name: &str) -> Docs {
     let per_level = "O(k), where k is the number of sub-filters";
     let per_item = "O(n * k), where n is the number of items and k is the number of sub-filters";
@@ -159,6 +161,12 @@ pub(crate) const fn docs(name: &str) -> Docs {
             "O(n), where n is the capacity",
             LOADCHUNK_ARGS,
             KeyUse::Inserts,
+        ),
+        b"cf.tick" => (
+            "Starts a filter's epochs as its primary did: sent by a primary to its replicas",
+            "O(n), where n is the capacity",
+            TICK_ARGS,
+            KeyUse::Updates,
         ),
         b"cf.info" => {
             ("Returns information about a Cuckoo Filter", "O(1)", &[KEY], KeyUse::ReadsMetadata)

@@ -47,7 +47,7 @@ impl Entry {
 
     /// A copy with its own filter, as it is now (`COPY`, `RESTORE` of a copy).
     pub fn duplicate(&self) -> Self {
-        Self::with_filter(self.filter.clone(), self.settings, self.deletes())
+        Self::with_filter(self.filter.duplicate(), self.settings, self.deletes())
     }
 
     pub(crate) fn count_delete(&self) {

@@ -101,6 +101,13 @@ pub trait Keyspace {
         entry.filter.insert(item)
     }
 
+    /// Whether the command comes from the host's primary or from the log it loads at start:
+    /// only then may `CF.TICK` start a filter's epochs (a client that could would expire
+    /// items before their window ends).
+    fn follows_primary(&self) -> bool {
+        false
+    }
+
     /// What the host fills in for options a command leaves out (RedisBloom's `cf-initial-size`
     /// and the other `cf-*` configuration).
     fn defaults(&self) -> Defaults {

@@ -38,6 +38,17 @@
 //!   semi-sorted buckets: half the false-positive rate in the same memory, for slower writes
 //!   (`lockfree_cuckoo::Encoding`); `ENCODING PLAIN` is the default. `CF.INFO` of a semi-sorted
 //!   filter adds the field "Encoding".
+//! - `CF.RESERVE key capacity EXPIRE seconds` (an extension) builds a filter whose items
+//!   expire: each is present for at least `seconds` after its last insert and gone within one
+//!   and a half times that (up to the false-positive rate, about 0.05% at capacity), where
+//!   `capacity` is the items inserted within any window; a stream of that many distinct items
+//!   a window never fills it. It is a fixed filter of its own layout: `EXPANSION` other than 0
+//!   and `ENCODING` are refused with it. The word is RedisBloom's request for the feature
+//!   ("Expiration on items") and the library's `expire_after`; it is about the items, not the
+//!   key, whose own `EXPIRE` is unchanged. `CF.INFO` adds "Encoding" `windowed` and "Expire
+//!   after" in seconds; `CF.COUNT` answers 0 or 1 (an insert of a present item refreshes it).
+//!   The host starts the filter's epochs ([`Filter::tick`]): a module's primary sends each to
+//!   its replicas as `CF.TICK key epoch`, which only a primary's stream or the AOF may send.
 
 mod args;
 mod budget;
@@ -62,6 +73,6 @@ pub use keyspace::{KeyError, Keyspace};
 pub use reply::{header, write_bulk, write_error, Protocol, Reply};
 pub use settings::{
     Defaults, Options, Settings, DEFAULT_BUCKET_SIZE, DEFAULT_EXPANSION, DEFAULT_MAX_ITERATIONS,
-    MAX_EXPANSION,
+    MAX_EXPANSION, MAX_EXPIRE,
 };
 pub use transfers::{Loaded, Transfers, CHUNK_BYTES, MAX_DUMPS};

@@ -1,5 +1,7 @@
 //! The options a filter is created with, RedisBloom's names and ranges.
 
+use std::time::Duration;
+
 use lockfree_cuckoo::{BuildError, CuckooFilter, Encoding};
 
 use crate::filter::Filter;
@@ -28,8 +30,13 @@ pub struct Settings {
     pub seed: Option<u64>,
     /// `ENCODING PLAIN|SEMISORTED` (this crate's option): how the buckets hold their
     /// fingerprints ([`Encoding`]); semi-sorted buckets halve the false-positive rate in the same
-    /// memory. Default plain.
+    /// memory. Default plain; [`Encoding::Windowed`] for a filter whose items expire.
     pub encoding: Encoding,
+    /// `EXPIRE seconds` (this crate's option): each item is present for at least this many
+    /// seconds after its last insert, and gone within one and a half times it
+    /// ([`lockfree_cuckoo::WindowedFilter`]); such a filter is fixed. `None`: items stay until
+    /// removed.
+    pub expire: Option<u64>,
 }
 
 /// RedisBloom's default `BUCKETSIZE`.
@@ -40,6 +47,8 @@ pub const DEFAULT_MAX_ITERATIONS: u16 = 20;
 pub const DEFAULT_EXPANSION: u16 = 1;
 /// The largest `EXPANSION` RedisBloom accepts.
 pub const MAX_EXPANSION: i64 = 32_768;
+/// The longest `EXPIRE`, in seconds (about 136 years).
+pub const MAX_EXPIRE: i64 = u32::MAX as i64;
 
 /// What a host fills in for the options a command leaves out: RedisBloom's configuration
 /// `cf-initial-size`, `cf-bucket-size`, `cf-max-iterations` and `cf-expansion-factor`.
@@ -82,13 +91,20 @@ impl Defaults {
                 None => default,
             }
         }
+        // A filter whose items expire is fixed, in its own layout (the parser refuses
+        // `EXPANSION` and `ENCODING` with `EXPIRE`).
+        let (expansion, encoding) = match options.expire {
+            Some(_) => (0, Encoding::Windowed),
+            None => (or(options.expansion, self.expansion), or(options.encoding, Encoding::Plain)),
+        };
         Settings {
             capacity,
             bucket_size: or(options.bucket_size, self.bucket_size),
             max_iterations: or(options.max_iterations, self.max_iterations),
-            expansion: or(options.expansion, self.expansion),
+            expansion,
             seed: options.seed,
-            encoding: or(options.encoding, Encoding::Plain),
+            encoding,
+            expire: options.expire,
         }
     }
 }
@@ -107,6 +123,8 @@ pub struct Options {
     pub seed: Option<u64>,
     /// `ENCODING`.
     pub encoding: Option<Encoding>,
+    /// `EXPIRE`.
+    pub expire: Option<u64>,
 }
 
 impl Options {
@@ -117,6 +135,7 @@ impl Options {
         expansion: None,
         seed: None,
         encoding: None,
+        expire: None,
     };
 }
 
@@ -130,7 +149,9 @@ impl Settings {
     /// `max_memory` bytes as it grows; `huge_pages` as
     /// [`Builder::huge_pages`](lockfree_cuckoo::Builder::huge_pages) (a module host says no, so
     /// that the engine's allocator counts every table). Its hasher is keyed with
-    /// [`seed`](Self::seed), or at random.
+    /// [`seed`](Self::seed), or at random. A filter whose items expire starts its epochs only
+    /// when the host calls [`Filter::tick`] or [`Filter::follow`], so that a primary and its
+    /// replicas, applying the same commands and the same epochs, hold the same words.
     ///
     /// # Errors
     ///
@@ -142,6 +163,9 @@ impl Settings {
         if let Some(seed) = self.seed {
             builder = builder.seed(seed);
         }
+        if let Some(seconds) = self.expire {
+            return Filter::build_windowed(builder, Duration::from_secs(seconds));
+        }
         if self.expansion != 0 {
             builder = builder.max_memory(max_memory);
         }
@@ -149,22 +173,32 @@ impl Settings {
     }
 
     /// An upper bound on the bytes of the first table, known before it is allocated: about 2.2
-    /// bytes an item for large tables (the library's sizing), plus room for small tables'
-    /// reserve and the filter's fixed parts.
+    /// bytes an item for large tables (the library's sizing; 3.5 for a filter whose items
+    /// expire), plus room for small tables' reserve and the filter's fixed parts.
     pub fn first_table_bound(&self) -> usize {
-        usize::try_from(self.capacity).unwrap_or(usize::MAX).saturating_mul(11) / 5 + (1 << 16)
+        let items = usize::try_from(self.capacity).unwrap_or(usize::MAX);
+        // A windowed table holds 1.6 windows of items (`lockfree_cuckoo::WindowedFilter`).
+        let items = if self.expire.is_some() { items.saturating_mul(8) / 5 } else { items };
+        items.saturating_mul(11) / 5 + (1 << 16)
     }
 
     /// The settings a filter loaded from a snapshot is reported with: its capacity, its seed,
-    /// its encoding, and `EXPANSION` 1 when it can grow (a snapshot keeps the filter, not its
-    /// options).
+    /// its encoding, its window, and `EXPANSION` 1 when it can grow (a snapshot keeps the
+    /// filter, not its options).
     pub fn of_loaded(filter: &Filter) -> Self {
         let mut settings = Self::with_capacity(filter.capacity() as u64);
-        settings.seed = Some(filter.hasher().seed());
-        settings.encoding = filter.encoding();
         if !filter.is_growable() {
             settings.expansion = 0;
         }
-        settings
+        settings.describing(filter)
+    }
+
+    /// These settings with what `filter`, loaded from a snapshot, records of itself: its seed,
+    /// its encoding and its window (in whole seconds).
+    pub fn describing(mut self, filter: &Filter) -> Self {
+        self.seed = Some(filter.hasher().seed());
+        self.encoding = filter.encoding();
+        self.expire = filter.window().map(|window| window.as_secs());
+        self
     }
 }

@@ -1,7 +1,7 @@
 //! Every `CF.*` command through the parser and a plain map keyspace, in both protocols:
 //! RedisBloom's replies, ranges and error texts.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 
 use lockfree_cuckoo::Encoding;
@@ -13,11 +13,17 @@ use lockfree_cuckoo_commands::{
 struct Map {
     keys: RefCell<HashMap<Vec<u8>, Entry>>,
     transfers: Transfers,
+    /// Whether the commands come from a primary (`CF.TICK` is then taken).
+    replica: Cell<bool>,
 }
 
 impl Map {
     fn new() -> Self {
-        Self { keys: RefCell::default(), transfers: Transfers::new(1 << 30, true) }
+        Self {
+            keys: RefCell::default(),
+            transfers: Transfers::new(1 << 30, true),
+            replica: Cell::new(false),
+        }
     }
 }
 
@@ -60,6 +66,10 @@ impl Keyspace for Map {
 
     fn transfers(&self) -> &Transfers {
         &self.transfers
+    }
+
+    fn follows_primary(&self) -> bool {
+        self.replica.get()
     }
 }
 
@@ -565,4 +575,87 @@ fn every_command_has_docs_that_agree_with_its_arity() {
         let open = docs.args.iter().any(|a| a.optional || a.multiple);
         assert_eq!(open, spec.arity < 0, "{}", spec.name);
     }
+}
+
+/// `CF.RESERVE ... EXPIRE seconds`: a fixed filter whose items expire, a set (`CF.COUNT` 0 or
+/// 1), whose epochs only a primary's `CF.TICK` moves, and which a dump copies with its ages.
+#[test]
+fn reserve_expire_builds_a_filter_whose_items_expire() {
+    let m = Map::new();
+    let range = "-EXPIRE: value must be in the range [1, 4294967295]\r\n";
+    for (line, want) in [
+        ("CF.RESERVE w 100 EXPIRE", "-ERR wrong number of arguments for 'cf.reserve' command\r\n"),
+        ("CF.RESERVE w 100 EXPIRE 0", range),
+        ("CF.RESERVE w 100 EXPIRE 4294967296", range),
+        ("CF.RESERVE w 100 EXPIRE soon", "-Couldn't parse EXPIRE\r\n"),
+        (
+            "CF.RESERVE w 100 EXPIRE 60 EXPANSION 2",
+            "-EXPIRE: a filter whose items expire cannot grow (EXPANSION 0)\r\n",
+        ),
+        (
+            "CF.RESERVE w 100 EXPIRE 60 ENCODING PLAIN",
+            "-EXPIRE: a filter whose items expire has its own ENCODING\r\n",
+        ),
+    ] {
+        assert_eq!(resp2(&m, line), want, "{line}");
+    }
+    assert!(m.keys.borrow().is_empty(), "a refused CF.RESERVE created its key");
+    assert_eq!(resp2(&m, "CF.RESERVE w 1000 EXPIRE 60"), "+OK\r\n");
+    assert_eq!(resp2(&m, "CF.RESERVE z 1000 expire 60 EXPANSION 0"), "+OK\r\n");
+    assert_eq!(resp2(&m, "CF.RESERVE p 1000"), "+OK\r\n");
+    {
+        let keys = m.keys.borrow();
+        let w = &keys[&b"w"[..]];
+        assert_eq!(w.filter.encoding(), Encoding::Windowed);
+        assert!(!w.filter.is_growable());
+        assert_eq!((w.settings.expire, w.settings.expansion), (Some(60), 0));
+        assert!(w.filter.capacity() >= 1000);
+    }
+    // A set: a second insert refreshes the item, a remove takes it.
+    assert_eq!(resp2(&m, "CF.ADD w a"), ":1\r\n");
+    assert_eq!(resp2(&m, "CF.ADD w a"), ":1\r\n");
+    assert_eq!(resp2(&m, "CF.ADDNX w a"), ":0\r\n");
+    assert_eq!(resp2(&m, "CF.COUNT w a"), ":1\r\n");
+    assert_eq!(resp2(&m, "CF.COUNT w b"), ":0\r\n");
+    assert_eq!(resp2(&m, "CF.MEXISTS w a b"), "*2\r\n:1\r\n:0\r\n");
+    assert_eq!(resp2(&m, "CF.DEL w a"), ":1\r\n");
+    assert_eq!(resp2(&m, "CF.EXISTS w a"), ":0\r\n");
+    // CF.INFO: RedisBloom's eight fields, the encoding and the window.
+    let info = resp3(&m, "CF.INFO w");
+    assert!(info.starts_with("%10\r\n"), "{info}");
+    assert!(info.ends_with("+Encoding\r\n$8\r\nwindowed\r\n+Expire after\r\n:60\r\n"), "{info}");
+    assert!(resp2(&m, "CF.DEBUG w").ends_with(" expansion:0 expire:60\r\n"));
+
+    // CF.TICK moves the epochs only from a primary's stream, one period at a time.
+    let refused =
+        "-ERR CF.TICK is for a primary's replicas: a filter's own host starts its epochs\r\n";
+    assert_eq!(resp2(&m, "CF.TICK w 1"), refused);
+    m.replica.set(true);
+    assert_eq!(resp2(&m, "CF.TICK w 1"), "+OK\r\n");
+    assert_eq!(resp2(&m, "CF.TICK w 5"), "-ERR the epoch is out of this filter's reach\r\n");
+    assert_eq!(resp2(&m, "CF.TICK p 2"), "-ERR the filter's items do not expire\r\n");
+    assert_eq!(resp2(&m, "CF.TICK nope 2"), "-ERR not found\r\n");
+    assert_eq!(resp2(&m, "CF.TICK w -1"), "-ERR epoch must be an unsigned integer\r\n");
+    // Inserted in epoch 1, "b" lives through epoch 3 and is gone when epoch 4 starts.
+    assert_eq!(resp2(&m, "CF.ADD w b"), ":1\r\n");
+    for epoch in 2..=3 {
+        assert_eq!(resp2(&m, &format!("CF.TICK w {epoch}")), "+OK\r\n");
+        assert_eq!(resp2(&m, "CF.EXISTS w b"), ":1\r\n", "epoch {epoch}");
+    }
+    assert_eq!(resp2(&m, "CF.ADD w c"), ":1\r\n");
+    assert_eq!(resp2(&m, "CF.TICK w 4"), "+OK\r\n");
+    assert_eq!(resp2(&m, "CF.EXISTS w b"), ":0\r\n");
+    assert_eq!(resp2(&m, "CF.EXISTS w c"), ":1\r\n");
+
+    // A dump copies the ages and the epoch: the copy's bytes are the filter's but for the time
+    // into the epoch, and it reports the window.
+    assert!(!copy_by_chunks(&m, "w", "w-copy").is_empty());
+    let keys = m.keys.borrow();
+    let (w, copy) = (&keys[&b"w"[..]], &keys[&b"w-copy"[..]]);
+    assert!(w.filter.digest_bytes() == copy.filter.digest_bytes());
+    assert_eq!((copy.settings.expire, copy.filter.encoding()), (Some(60), Encoding::Windowed));
+    assert_eq!(copy.filter.follow(4), Some(true));
+    assert!(copy.filter.contains(&b"c"[..]) && !copy.filter.contains(&b"b"[..]));
+    let duplicate = w.duplicate();
+    assert!(duplicate.filter.digest_bytes() == w.filter.digest_bytes());
 }

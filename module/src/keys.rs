@@ -239,6 +239,10 @@ impl Keyspace for Keys<'_> {
         filter.insert(item)
     }
 
+    fn follows_primary(&self) -> bool {
+        trusted(self.ctx)
+    }
+
     fn defaults(&self) -> Defaults {
         // The configurations' ranges (`lib.rs`) make the conversions exact; a value out of
         // range keeps RedisBloom's default.

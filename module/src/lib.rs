@@ -18,12 +18,18 @@
 //!   items at chosen buckets), which replicas and the AOF must share. A command that creates a
 //!   filter (`CF.RESERVE`, and `CF.ADD`, `CF.ADDNX`, `CF.INSERT`, `CF.INSERTNX` on a missing
 //!   key) is replicated as `CF.RESERVE key capacity BUCKETSIZE b MAXITERATIONS m EXPANSION e
-//!   SEED key-of-its-hasher`, followed by the command as sent unless it was that `CF.RESERVE`
+//!   SEED key-of-its-hasher` (and `ENCODING`, or `EXPIRE` for a filter whose items expire),
+//!   followed by the command as sent unless it was that `CF.RESERVE`
 //!   (the engine wraps the two in `MULTI`/`EXEC`). Every other write command that may have
 //!   changed a filter is replicated as it was sent, and a `CF.LOADCHUNK` transfer as one
 //!   command once its chunks make a filter (the snapshot records the key). The filter is
 //!   deterministic, so a replica that applies the same commands holds the same bytes
 //!   (`DEBUG DIGEST-VALUE` agrees on both), and so does a restart from the AOF.
+//! - **Items that expire** (`CF.RESERVE key capacity EXPIRE seconds`): the primary starts each
+//!   such filter's epochs, on a timer and before writes, and replicates each as `CF.TICK key
+//!   epoch`, which replicas and the AOF apply and clients may not send (`expiry.rs`); the RDB,
+//!   the AOF rewrite and `DUMP` keep the entries' ages and the epoch. `DEBUG DIGEST-VALUE`
+//!   leaves out the one thing a replica's copy differs in, the time into the epoch.
 //! - **Configuration**: RedisBloom's `cf-initial-size` (the capacity `CF.ADD` and `CF.INSERT`
 //!   create a filter with, 1024), `cf-bucket-size`, `cf-max-iterations` and
 //!   `cf-expansion-factor` (the options a `CF.RESERVE` leaves out), `cf-max-expansions` (the
@@ -54,6 +60,7 @@
 
 mod alloc;
 mod command_info;
+mod expiry;
 mod keys;
 mod reply;
 mod value;
@@ -97,6 +104,12 @@ extern "C" fn run_command(
     let keys = Keys::new(&context, write);
     let reply = match parse(&words[..]) {
         Some(Ok(command)) => {
+            // A write finds its filter's epoch up to date; the epoch it starts is replicated
+            // before the write.
+            if write && !matches!(command, Command::Tick { .. }) {
+                let key = command.key();
+                let _ = keys.read(key, |e| e.map(|e| expiry::tick(&context, key, e)));
+            }
             // A transfer's chunks are replicated once they make a filter (below).
             let loading = match command {
                 Command::LoadChunk { key, .. } => Some((key, exists(&keys, key))),
@@ -154,7 +167,7 @@ fn replicate_created(
         context.replicate_verbatim();
         return;
     };
-    let words = [
+    let mut words = vec![
         settings.capacity.to_string(),
         "BUCKETSIZE".into(),
         settings.bucket_size.to_string(),
@@ -164,9 +177,15 @@ fn replicate_created(
         settings.expansion.to_string(),
         "SEED".into(),
         seed.to_string(),
-        "ENCODING".into(),
-        lockfree_cuckoo_commands::encoding_name(settings.encoding).into(),
     ];
+    // A filter whose items expire has its own layout, which `EXPIRE` chooses.
+    match settings.expire {
+        Some(seconds) => words.extend(["EXPIRE".into(), seconds.to_string()]),
+        None => words.extend([
+            "ENCODING".into(),
+            lockfree_cuckoo_commands::encoding_name(settings.encoding).into(),
+        ]),
+    }
     let reserve: Vec<&[u8]> =
         std::iter::once(key).chain(words.iter().map(String::as_bytes)).collect();
     context.replicate("CF.RESERVE", &reserve[..]);
@@ -286,6 +305,7 @@ fn init(ctx: &Context, _args: &[ValkeyString]) -> Status {
         }
     }
     set_acl_categories(ctx);
+    expiry::start(ctx);
     Status::Ok
 }
 

@@ -11,6 +11,7 @@
 use std::collections::BTreeSet;
 use std::os::raw::{c_char, c_int, c_longlong, c_void};
 use std::ptr::null_mut;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use lockfree_cuckoo::{CuckooFilter, Encoding};
@@ -69,9 +70,23 @@ fn into_raw(entry: Entry) -> *mut c_void {
     raw.cast()
 }
 
+/// How many live values are filters whose items expire: the timer that ticks them
+/// (`expiry.rs`) scans nothing while there are none. Changed under the lock of [`LIVE`];
+/// Relaxed, a count that publishes nothing.
+static WINDOWED: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether any live filter's items expire.
+pub(crate) fn any_windowed() -> bool {
+    WINDOWED.load(Ordering::Relaxed) > 0
+}
+
 /// Counts a value the engine now holds among the live ones.
 pub(crate) fn register(entry: *const Entry) {
-    live().insert(entry as usize);
+    let mut live = live();
+    // SAFETY: the engine holds `entry`, a boxed `Entry`, until `free`.
+    if live.insert(entry as usize) && unsafe { &*entry }.filter.window().is_some() {
+        WINDOWED.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// How many filters exist, and their bytes together.
@@ -84,9 +99,12 @@ pub(crate) fn totals() -> (usize, usize) {
 }
 
 unsafe extern "C" fn free(value: *mut c_void) {
-    live().remove(&(value as usize));
     // SAFETY: the engine hands back a value this module boxed (`into_raw`), once.
-    drop(unsafe { Box::from_raw(value.cast::<Entry>()) });
+    let entry = unsafe { Box::from_raw(value.cast::<Entry>()) };
+    if live().remove(&(value as usize)) && entry.filter.window().is_some() {
+        WINDOWED.fetch_sub(1, Ordering::Relaxed);
+    }
+    drop(entry);
 }
 
 /// The entry behind a value pointer the engine passes to a type method.
@@ -136,14 +154,15 @@ fn load(rdb: *mut raw::RedisModuleIO) -> Option<Entry> {
         *field = raw::load_unsigned(rdb).ok()?;
     }
     let [capacity, bucket_size, max_iterations, expansion, deletes] = fields;
-    let mut settings = Settings {
+    let settings = Settings {
         capacity,
         bucket_size: u8::try_from(bucket_size).ok().filter(|&b| b >= 1)?,
         max_iterations: u16::try_from(max_iterations).ok().filter(|&m| m >= 1)?,
         expansion: u16::try_from(expansion).ok()?,
-        // The seed and the encoding are the snapshot's, below.
+        // The seed, the encoding and the window are the snapshot's, below.
         seed: None,
         encoding: Encoding::Plain,
+        expire: None,
     };
     let len = usize::try_from(raw::load_unsigned(rdb).ok()?).ok()?;
     // Grown as the chunks arrive, so a forged length costs nothing it does not carry.
@@ -158,8 +177,7 @@ fn load(rdb: *mut raw::RedisModuleIO) -> Option<Entry> {
     }
     // Every table on the engine's allocator, as for a new filter.
     let filter = Filter::load(CuckooFilter::builder().huge_pages(false), &snapshot).ok()?;
-    settings.seed = Some(filter.hasher().seed());
-    settings.encoding = filter.encoding();
+    let settings = settings.describing(&filter);
     Some(Entry::with_filter(filter, settings, deletes))
 }
 
@@ -201,13 +219,14 @@ unsafe extern "C" fn mem_usage(value: *const c_void) -> usize {
     std::mem::size_of::<Entry>() + entry.filter.memory_usage()
 }
 
-/// `DEBUG DIGEST`: the snapshot's bytes and the settings, so that a primary and its replicas
-/// agree exactly when they hold the same filter.
+/// `DEBUG DIGEST`: the snapshot's bytes (but for a windowed filter's time into its epoch,
+/// which a replica's clock does not share) and the settings, so that a primary and its
+/// replicas agree exactly when they hold the same filter.
 unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
     // SAFETY: the engine digests a live value of this type.
     let entry = unsafe { entry(value) };
     let mut digest = Digest::new(md);
-    digest.add_string_buffer(&entry.filter.to_bytes());
+    digest.add_string_buffer(&entry.filter.digest_bytes());
     for field in settings_fields(entry) {
         digest.add_long_long(field as c_longlong);
     }

@@ -13,6 +13,10 @@ use lockfree_cuckoo_server::server::{Limits, Server, Stop};
 use lockfree_cuckoo_server::store::Store;
 use tokio::sync::mpsc;
 
+/// How often the filters whose items expire are ticked: a tenth of the shortest window
+/// (`EXPIRE 1`), so that each forgets within one and a half windows and a tick.
+const TICK_INTERVAL: Duration = Duration::from_millis(100);
+
 /// Descriptors kept for everything but clients: the listener, the save file, the runtime's.
 const RESERVED_FDS: u64 = 32;
 
@@ -108,6 +112,7 @@ fn main() -> ExitCode {
             let _ = stops.send(Stop { save: true, failed: None }).await;
         });
         let accepting = tokio::spawn(Arc::clone(&server).run(listener, workers));
+        tokio::spawn(Arc::clone(&server).tick_every(TICK_INTERVAL));
         if config.save_interval > 0 {
             let interval = Duration::from_secs(config.save_interval);
             tokio::spawn(Arc::clone(&server).save_every(interval));

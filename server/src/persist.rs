@@ -275,8 +275,7 @@ pub fn load(store: &Store, path: &Path) -> Result<usize, PersistError> {
             max_iterations,
             bucket_size: bucket_size.try_into().unwrap_or(u8::MAX),
             expansion,
-            seed: Some(filter.hasher().seed()),
-            encoding: filter.encoding(),
+            ..Settings::of_loaded(&filter)
         };
         loaded.push((name, Entry::with_filter(filter, settings, deletes), growth));
     }
@@ -341,6 +340,7 @@ mod tests {
         expansion: 0,
         seed: None,
         encoding: Encoding::SemiSorted,
+        expire: None,
     };
 
     fn store_with_two() -> Store {

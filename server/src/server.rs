@@ -391,6 +391,20 @@ impl Server {
         }
     }
 
+    /// Ticks the filters whose items expire every `interval`, on a blocking thread, until the
+    /// process ends: each starts its epochs on time (`CF.RESERVE ... EXPIRE`), and a filter
+    /// nobody writes still forgets.
+    pub async fn tick_every(self: Arc<Self>, interval: Duration) {
+        let mut ticks = tokio::time::interval(interval);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            ticks.tick().await;
+            let server = Arc::clone(&self);
+            // A sweep of a large table takes a while: off the workers.
+            let _ = tokio::task::spawn_blocking(move || server.shared.store.tick()).await;
+        }
+    }
+
     /// [`save`](Self::save) for a command: on failure the error reply is queued and the result
     /// is false.
     async fn save_replying(self: &Arc<Self>, out: &mut Vec<u8>) -> bool {

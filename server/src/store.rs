@@ -218,6 +218,14 @@ impl Store {
         all
     }
 
+    /// Does the expiry work that is due in every filter whose items expire
+    /// ([`Filter::tick`]): their epochs start on time whether or not anyone writes them.
+    pub fn tick(&self) {
+        for held in self.map.pin().values() {
+            held.entry.filter.tick();
+        }
+    }
+
     /// How many of the names exist.
     pub fn count_existing<'a>(&self, names: impl Iterator<Item = &'a [u8]>) -> usize {
         let map = self.map.pin();

@@ -333,3 +333,31 @@ pub fn load(c: &mut redis::Connection, key: &str, chunks: &[(i64, Vec<u8>)]) {
         assert_eq!(reply.unwrap(), redis::Value::Okay);
     }
 }
+
+/// `BGREWRITEAOF`, and waits until it is done.
+pub fn rewrite_aof(c: &mut redis::Connection) {
+    let _: String = redis::cmd("BGREWRITEAOF").query(c).unwrap();
+    wait_until(30, "the AOF rewrite", || {
+        info_field(c, "persistence", "aof_rewrite_in_progress").as_deref() == Some("0")
+            && info_field(c, "persistence", "aof_rewrite_scheduled").as_deref() == Some("0")
+    });
+}
+
+/// A primary of `engine` and its replica (started with `replica_args` too), their files in
+/// `dir`, once the replica's link is up; `None` when the engine is not installed.
+pub fn primary_and_replica(
+    engine: Engine,
+    dir: &Path,
+    replica_args: &[&str],
+) -> Option<(Node, Node)> {
+    let primary = Node::start(engine, &dir.join("p"), &[])?;
+    let port = primary.port.to_string();
+    let mut args = vec!["--replicaof", "127.0.0.1", &port];
+    args.extend_from_slice(replica_args);
+    let replica = Node::start(engine, &dir.join("r"), &args).unwrap();
+    let mut r = replica.client();
+    wait_until(30, "the replica's link", || {
+        info_field(&mut r, "replication", "master_link_status").as_deref() == Some("up")
+    });
+    Some((primary, replica))
+}

@@ -4,6 +4,7 @@
 
 mod cluster;
 mod common;
+mod expiry;
 mod limits;
 mod persistence;
 mod replication;

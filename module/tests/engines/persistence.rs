@@ -6,7 +6,8 @@
 use redis::Value;
 
 use crate::common::{
-    cf_info, create_mix, dataset_digest, digests, info_field, run, wait_until, Node, ENGINES,
+    cf_info, create_mix, dataset_digest, digests, info_field, rewrite_aof, run, wait_until, Node,
+    ENGINES,
 };
 
 fn fill(c: &mut redis::Connection, from: usize, to: usize) {
@@ -63,14 +64,6 @@ fn a_restart_from_aof_keeps_every_write() {
         let mut c = node.client();
         assert!(all_present(&mut c, 6000), "{engine:?}: an item in the AOF is missing");
     }
-}
-
-fn rewrite_aof(c: &mut redis::Connection) {
-    let _: String = redis::cmd("BGREWRITEAOF").query(c).unwrap();
-    wait_until(30, "the AOF rewrite", || {
-        info_field(c, "persistence", "aof_rewrite_in_progress").as_deref() == Some("0")
-            && info_field(c, "persistence", "aof_rewrite_scheduled").as_deref() == Some("0")
-    });
 }
 
 #[test]

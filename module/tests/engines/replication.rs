@@ -6,8 +6,8 @@
 use redis::Value;
 
 use crate::common::{
-    call, create_mix, dataset_digest, digest, digests, dump, info_field, load, run, wait_replica,
-    wait_until, Node, ENGINES,
+    call, create_mix, dataset_digest, digest, digests, dump, load, primary_and_replica, run,
+    wait_replica, Node, ENGINES,
 };
 
 /// Writes of every kind to `filters` filters: reserves (fixed, growable from small, tuned),
@@ -40,14 +40,10 @@ fn write_mix(c: &mut redis::Connection, filters: usize) -> Vec<(String, String)>
 fn a_replica_holds_every_acknowledged_write_byte_for_byte() {
     for engine in ENGINES {
         let dir = tempfile::tempdir().unwrap();
-        let Some(primary) = Node::start(engine, &dir.path().join("p"), &[]) else { continue };
-        let of = ["--replicaof", "127.0.0.1", &primary.port.to_string()];
-        let replica = Node::start(engine, &dir.path().join("r"), &of).unwrap();
-        let mut r = replica.client();
-        wait_until(30, "the replica's link", || {
-            info_field(&mut r, "replication", "master_link_status").as_deref() == Some("up")
-        });
-        let mut p = primary.client();
+        let Some((primary, replica)) = primary_and_replica(engine, dir.path(), &[]) else {
+            continue;
+        };
+        let (mut p, mut r) = (primary.client(), replica.client());
         let present = write_mix(&mut p, 6);
         let acked: i64 = redis::cmd("WAIT").arg(1).arg(10_000).query(&mut p).unwrap();
         assert_eq!(acked, 1, "{engine:?}: the replica did not acknowledge");
@@ -121,15 +117,12 @@ fn scandump_on_one_engine_loadchunk_on_another() {
 fn replicas_get_the_key_of_every_filter_a_command_creates() {
     for engine in ENGINES {
         let dir = tempfile::tempdir().unwrap();
-        let Some(primary) = Node::start(engine, &dir.path().join("p"), &[]) else { continue };
-        let port = primary.port.to_string();
-        let of = ["--replicaof", "127.0.0.1", &port, "--cuckoo.cf-initial-size", "4096"];
-        let replica = Node::start(engine, &dir.path().join("r"), &of).unwrap();
-        let mut r = replica.client();
-        wait_until(30, "the replica's link", || {
-            info_field(&mut r, "replication", "master_link_status").as_deref() == Some("up")
-        });
-        let mut p = primary.client();
+        let Some((primary, replica)) =
+            primary_and_replica(engine, dir.path(), &["--cuckoo.cf-initial-size", "4096"])
+        else {
+            continue;
+        };
+        let (mut p, mut r) = (primary.client(), replica.client());
         let made = create_mix(&mut p, "");
         wait_replica(&mut p, &format!("{engine:?}"));
         let (on_primary, on_replica) = (digests(&mut p), digests(&mut r));

@@ -290,3 +290,46 @@ fn a_kill_during_a_save_leaves_the_previous_file_whole() {
     eprintln!("{inside} of 6 kills landed during a save");
     assert!(inside > 0, "no kill landed during a save: the test shows nothing");
 }
+
+/// A filter whose items expire forgets on the server's own ticks, with no write to drive it,
+/// and keeps its window and its items' ages across a save and a restart.
+#[test]
+fn windowed_filters_forget_on_their_own_and_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let mut c = server.client();
+    let _: () =
+        redis::cmd("CF.RESERVE").arg("w").arg(1000).arg("EXPIRE").arg(1).query(&mut c).unwrap();
+    let _: () = redis::cmd("CF.RESERVE")
+        .arg("kept")
+        .arg(1000)
+        .arg("EXPIRE")
+        .arg(3600)
+        .query(&mut c)
+        .unwrap();
+    let _: i64 = redis::cmd("CF.ADD").arg("w").arg("a").query(&mut c).unwrap();
+    let _: i64 = redis::cmd("CF.ADD").arg("kept").arg("b").query(&mut c).unwrap();
+    let added = std::time::Instant::now();
+    let exists = |c: &mut redis::Connection, key: &str, item: &str| -> i64 {
+        redis::cmd("CF.EXISTS").arg(key).arg(item).query(c).unwrap()
+    };
+    // Present for the window, gone within 1.5 windows and a tick or two (a loaded machine
+    // gets some slack).
+    while exists(&mut c, "w", "a") == 1 {
+        assert!(added.elapsed() < Duration::from_millis(2500), "never expired");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(added.elapsed() >= Duration::from_secs(1), "expired after {:?}", added.elapsed());
+    let info: Vec<redis::Value> = redis::cmd("CF.INFO").arg("kept").query(&mut c).unwrap();
+    assert_eq!(info[info.len() - 1], redis::Value::Int(3600), "{info:?}");
+
+    let mut raw = server.raw();
+    raw.send(&[b"SHUTDOWN"]);
+    assert!(server.wait(), "SHUTDOWN did not exit cleanly");
+    let server = Server::start(dir.path(), &[]);
+    let mut c = server.client();
+    assert_eq!(exists(&mut c, "kept", "b"), 1);
+    let info: Vec<redis::Value> = redis::cmd("CF.INFO").arg("kept").query(&mut c).unwrap();
+    assert_eq!(info[info.len() - 1], redis::Value::Int(3600), "{info:?}");
+    assert_eq!(exists(&mut c, "w", "a"), 0);
+}
