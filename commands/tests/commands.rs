@@ -659,3 +659,27 @@ fn reserve_expire_builds_a_filter_whose_items_expire() {
     let duplicate = w.duplicate();
     assert!(duplicate.filter.digest_bytes() == w.filter.digest_bytes());
 }
+
+#[test]
+fn the_first_table_bound_holds_the_table_built() {
+    // The hosts check this bound against their memory limits before they build, so it must hold
+    // for every layout a CF.RESERVE can ask for, small and large.
+    for capacity in [1, 1_000, 100_000, 1_000_000] {
+        for (encoding, expire) in
+            [(Encoding::Plain, None), (Encoding::SemiSorted, None), (Encoding::Plain, Some(60))]
+        {
+            let mut settings = Settings::with_capacity(capacity);
+            settings.encoding = encoding;
+            settings.expire = expire;
+            if expire.is_some() {
+                settings.expansion = 0;
+            }
+            let built = settings.build(usize::MAX, false).unwrap().memory_usage();
+            let bound = settings.first_table_bound();
+            assert!(
+                built <= bound,
+                "{capacity} items, {encoding:?}, expire {expire:?}: {built} bytes, bound {bound}"
+            );
+        }
+    }
+}
