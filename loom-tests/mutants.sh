@@ -316,7 +316,7 @@ swept_through_relaxed() {
 }
 # Windowed: a snapshot copies the table without waiting for the current epoch's sweep.
 snapshot_before_sweep() {
-    mutate_windowed_snapshot write_to 1 "while !self.epochs.swept_through(pinned.epoch()) {" \
+    mutate_windowed_snapshot settle 1 "while !self.epochs.swept_through(pinned.epoch()) {" \
         "while false && !self.epochs.swept_through(pinned.epoch()) {"
 }
 
