@@ -171,16 +171,17 @@ impl<S: BuildHasher + 'static> WindowedFilter<S> {
         let (prefix, Some(clock)) = snapshot.prefix() else {
             return Err(ChunkError::Changed);
         };
-        // Pinned, the epoch is the snapshot's or the next, whose sweep waits: the words read
-        // hold no lane swept after the snapshot started. The sweep of the snapshot's epoch was
-        // done when it started (`chunked_snapshot`).
+        // Pinned at the snapshot's epoch, this thread holds back the next epoch's sweep, so no
+        // lane the chunk copies is cleared while it is read; the snapshot's own sweep was done
+        // when it started (`chunked_snapshot`). A lane written under the next epoch's tag can
+        // still be read: the epoch read again after the copy refuses the chunk then.
         let pinned = self.epochs.pin();
         if pinned.epoch() != clock.epoch || prefix != self.prefix(clock, snapshot.items()) {
             return Err(ChunkError::Changed);
         }
         let counts = (self.len() as u64, 0);
         let table = [&self.table];
-        // Acquire, in `current`: an epoch started before a word was read is seen.
+        // Acquire, in `current`: an epoch started before a word was read is seen here.
         snapshot.copy(&table, counts, want, out, || self.epochs.current() == clock.epoch)
     }
 
