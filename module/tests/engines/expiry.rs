@@ -1,13 +1,15 @@
 //! Filters whose items expire (`CF.RESERVE ... EXPIRE`): the primary's timer forgets items
 //! nobody writes, replicas follow its epochs and hold the same bytes while items expire, a
-//! failover keeps the window, and the RDB and the AOF keep the ages.
+//! failover keeps the window, the RDB and the AOF keep the ages, and a steady stream of items
+//! runs in a fixed amount of memory.
 
 use std::time::{Duration, Instant};
 
 use redis::Value;
 
 use crate::common::{
-    cf_info, digest, info_field, primary_and_replica, rewrite_aof, run, wait_until, Node, ENGINES,
+    call, cf_info, digest, info_field, memory_usage, primary_and_replica, rewrite_aof, run,
+    used_memory, wait_until, Node, ENGINES,
 };
 
 /// `CF.EXISTS key item` as 0 or 1.
@@ -130,5 +132,73 @@ fn the_rdb_and_the_aof_keep_the_window_and_the_ages() {
                 assert_eq!(exists(&mut c, "w", "after"), Value::Int(1));
             }
         }
+    }
+}
+
+/// Sixteen keys each take a stream of fresh items at three quarters of their capacity a window,
+/// three capacities in all (without expiry every filter would fill and refuse): nothing is
+/// refused, the keys' `MEMORY USAGE` does not move, `used_memory` (which also counts the
+/// client's buffers) stays within 1 MiB and the resident set within 16 MiB of where they
+/// started, and the last items are present while the first are gone.
+#[test]
+fn a_steady_stream_into_windowed_keys_runs_in_fixed_memory() {
+    const KEYS: usize = 16;
+    const CAPACITY: usize = 4000;
+    const BATCH: usize = 300;
+    for engine in ENGINES {
+        let dir = tempfile::tempdir().unwrap();
+        let Some(node) = Node::start(engine, dir.path(), &[]) else { continue };
+        let mut c = node.client();
+        let keys: Vec<String> = (0..KEYS).map(|k| format!("w{k}")).collect();
+        for key in &keys {
+            assert_eq!(run(&mut c, &format!("CF.RESERVE {key} {CAPACITY} EXPIRE 1")), Value::Okay);
+        }
+        let rss = |c: &mut redis::Connection| -> i64 {
+            info_field(c, "memory", "used_memory_rss").unwrap().parse().unwrap()
+        };
+        let usage = |c: &mut redis::Connection| -> i64 {
+            keys.iter().map(|key| memory_usage(c, key)).sum()
+        };
+        let (filters, used, resident) = (usage(&mut c), used_memory(&mut c), rss(&mut c));
+        let batch_of = |slot: usize, key: usize| -> Vec<String> {
+            (0..BATCH).map(|i| format!("{slot}:{key}:{i}")).collect()
+        };
+        let slots = 3 * CAPACITY / BATCH;
+        let mut next = Instant::now();
+        for slot in 0..slots {
+            // One batch a slot at most: a late slot is not made up, so no window holds more
+            // than a key's capacity.
+            std::thread::sleep(next.saturating_duration_since(Instant::now()));
+            next = Instant::now() + Duration::from_millis(100);
+            for (k, key) in keys.iter().enumerate() {
+                let batch = batch_of(slot, k);
+                let mut words: Vec<&[u8]> = vec![b"CF.INSERT", key.as_bytes(), b"ITEMS"];
+                words.extend(batch.iter().map(|item| item.as_bytes()));
+                let Value::Array(replies) = call(&mut c, &words).unwrap() else { panic!() };
+                assert!(
+                    replies.iter().all(|r| *r == Value::Int(1)),
+                    "{engine:?}: {key} refused items in slot {slot}"
+                );
+            }
+        }
+        assert_eq!(usage(&mut c), filters, "{engine:?}: a windowed key's memory changed");
+        let more = used_memory(&mut c) - used;
+        assert!(more < 1 << 20, "{engine:?}: used_memory grew by {more} bytes");
+        let grown = rss(&mut c) - resident;
+        assert!(grown < 16 << 20, "{engine:?}: the resident set grew by {grown} bytes");
+        let present = |c: &mut redis::Connection, key: &str, items: &[String]| -> usize {
+            let mut words: Vec<&[u8]> = vec![b"CF.MEXISTS", key.as_bytes()];
+            words.extend(items.iter().map(|item| item.as_bytes()));
+            let Value::Array(found) = call(c, &words).unwrap() else { panic!() };
+            found.iter().filter(|f| **f == Value::Int(1)).count()
+        };
+        let mut stale = 0;
+        for (k, key) in keys.iter().enumerate() {
+            let last = present(&mut c, key, &batch_of(slots - 1, k));
+            assert_eq!(last, BATCH, "{engine:?}: {key} lost items inside the window");
+            stale += present(&mut c, key, &batch_of(0, k));
+        }
+        // About 0.05% false positives: 2.4 expected of the 4,800 first items.
+        assert!(stale <= 20, "{engine:?}: {stale} of the first items still present");
     }
 }

@@ -5,7 +5,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::common::{copy_by_chunks, Server};
 
@@ -15,9 +15,16 @@ fn used_memory(c: &mut redis::Connection) -> usize {
     line.trim().parse().unwrap()
 }
 
-/// `CF.INFO`'s fields.
+/// `CF.INFO`'s numeric fields.
 fn cf_info(c: &mut redis::Connection, key: &str) -> HashMap<String, i64> {
-    redis::cmd("CF.INFO").arg(key).query(c).unwrap()
+    let fields: HashMap<String, redis::Value> = redis::cmd("CF.INFO").arg(key).query(c).unwrap();
+    fields
+        .into_iter()
+        .filter_map(|(name, value)| match value {
+            redis::Value::Int(n) => Some((name, n)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// What `key` is charged in `used_memory`: `CF.INFO`'s size, and its name.
@@ -246,4 +253,85 @@ fn used_memory_follows_growth_loads_and_deletes() {
     assert_eq!(used_memory(&mut c), burst + grown);
     let _: () = redis::cmd("FLUSHALL").query(&mut c).unwrap();
     assert_eq!(used_memory(&mut c), 0);
+}
+
+#[test]
+fn windowed_keys_under_a_steady_stream_hold_their_memory_and_refuse_nothing() {
+    // Each key takes a stream of fresh items at three quarters of its capacity a window, and
+    // sees three times its capacity in all: without expiry every filter would fill and refuse.
+    const THREADS: usize = 4;
+    const KEYS_EACH: usize = 4;
+    const CAPACITY: usize = 4000;
+    const BATCH: usize = 300;
+    const SLOT: Duration = Duration::from_millis(100);
+    let max = 64 << 20;
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--max-memory", &max.to_string()]);
+    let mut c = server.client();
+    let keys: Vec<String> = (0..THREADS * KEYS_EACH).map(|k| format!("w{k}")).collect();
+    for key in &keys {
+        let _: () = redis::cmd("CF.RESERVE")
+            .arg(key)
+            .arg(CAPACITY)
+            .arg("EXPIRE")
+            .arg(1)
+            .query(&mut c)
+            .unwrap();
+    }
+    let reserved = used_memory(&mut c);
+    assert_eq!(reserved, sizes(&mut c, &keys));
+    let idle_rss = server.rss_kib();
+    let done = Arc::new(AtomicBool::new(false));
+    let watcher = watch(&server, max, Arc::clone(&done));
+    let threads: Vec<_> = keys
+        .chunks(KEYS_EACH)
+        .enumerate()
+        .map(|(t, mine)| {
+            let (mine, mut c) = (mine.to_vec(), server.client());
+            std::thread::spawn(move || {
+                let mut items = Items::new(100 + t as u64);
+                let (mut first, mut last) = (Vec::new(), Vec::new());
+                let mut next = Instant::now();
+                for slot in 0..3 * CAPACITY / BATCH {
+                    // One batch a slot at most: a late thread skips slots, never catches up, so no
+                    // window holds more than its capacity.
+                    std::thread::sleep(next.saturating_duration_since(Instant::now()));
+                    next = Instant::now() + SLOT;
+                    last.clear();
+                    for key in &mine {
+                        let batch = items.take(BATCH);
+                        let accepted = insert(&mut c, key, &batch).len();
+                        assert_eq!(accepted, BATCH, "{key} refused items in slot {slot}");
+                        last.push((key.clone(), batch));
+                    }
+                    if slot == 0 {
+                        first = last.clone();
+                    }
+                }
+                (first, last)
+            })
+        })
+        .collect();
+    let batches: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    done.store(true, Ordering::Relaxed);
+    assert!(watcher.join().unwrap() > 0);
+    assert_eq!(used_memory(&mut c), reserved, "a windowed key's memory changed");
+    let rss = server.rss_kib();
+    assert!(rss < idle_rss + (16 << 10), "RSS from {idle_rss} KiB to {rss} KiB");
+    let present = |c: &mut redis::Connection, key: &str, items: &[String]| -> usize {
+        let found: Vec<i64> = redis::cmd("CF.MEXISTS").arg(key).arg(items).query(c).unwrap();
+        found.into_iter().filter(|&f| f == 1).count()
+    };
+    // The last items are inside their window; the first are more than two windows old.
+    let mut stale = 0;
+    for (first, last) in &batches {
+        for (key, items) in last {
+            assert_eq!(present(&mut c, key, items), BATCH, "{key} lost items inside the window");
+        }
+        for (key, items) in first {
+            stale += present(&mut c, key, items);
+        }
+    }
+    // About 0.05% false positives: 2.4 expected of the 4,800 first items.
+    assert!(stale <= 20, "{stale} of the first items still present");
 }
