@@ -168,10 +168,10 @@ fn w2_sweep_waits_for_a_move_of_the_epoch_before() {
     });
 }
 
-/// Model w3: a lookup of an item of epoch 2, at epoch 3, while another thread starts epoch 4
-/// and refreshes the item (its tag becomes 4, which is dead to a reader still at epoch 3). The
-/// item is live throughout: the lookup must find it, reading the epoch again before it answers
-/// `false`.
+/// Model w3: a lookup of an item of epoch 2, at epoch 3 (not swept yet, so lookups test the
+/// tags), while another thread sweeps epoch 3, starts epoch 4 and refreshes the item (its tag
+/// becomes 4, which is dead to a reader still at epoch 3). The item is live throughout: the
+/// lookup must find it, reading the epoch again before it answers `false`.
 #[test]
 fn w3_lookup_vs_advance_and_refresh() {
     explore("w3_lookup_vs_advance_and_refresh", &["before", "within", "after"], |seen| {
@@ -180,7 +180,8 @@ fn w3_lookup_vs_advance_and_refresh() {
         setup.advance();
         let item = setup.pick(A, B);
         assert!(item.insert(&setup.filter));
-        setup.advance();
+        setup.make_due();
+        assert!(setup.filter.start_epoch_unswept(), "setup: epoch 3 did not start");
         setup.make_due();
         let stage = Arc::new(Stage::default());
         let writer = {
@@ -253,5 +254,31 @@ fn w5_snapshot_vs_sweep_and_advance() {
             .unwrap();
         seen.record(format!("epoch {}", loaded.epoch()));
         assert!(!old.contains(&loaded), "a dead entry came back in the snapshot");
+    });
+}
+
+/// Model w6: at epoch 3, not swept yet, an item of epoch 0 is dead but still in its bucket.
+/// Two threads sweep the table in two claims while a third looks the item up. The claim that
+/// completes the sweep flags the epoch word, and a lookup that reads the flag matches lanes
+/// whatever their tag: the flag must not be set before every claim is swept, and must carry
+/// the sweep of the other claim, or the lookup finds the dead entry.
+#[test]
+fn w6_lookup_vs_the_sweep_that_flags_the_epoch() {
+    explore("w6_lookup_vs_the_sweep_that_flags_the_epoch", &["absent"], |seen| {
+        let mut setup = Setup::new(2);
+        let old = setup.pick(A, A);
+        assert!(old.insert(&setup.filter));
+        setup.advance();
+        setup.advance();
+        setup.make_due();
+        assert!(setup.filter.start_epoch_unswept(), "setup: epoch 3 did not start");
+        // The first claim takes bucket a, where the dead entry is; the other the rest.
+        let one = spawn(&setup.filter, |f| f.sweep_claim(1));
+        let two = spawn(&setup.filter, |f| f.sweep_claim(2));
+        let reader = spawn(&setup.filter, move |f| old.contains(f));
+        assert!(one.join().unwrap() && two.join().unwrap(), "a claim found nothing to sweep");
+        assert!(!reader.join().unwrap(), "the lookup found an entry dead at epoch 3");
+        assert!(!old.contains(&setup.filter));
+        seen.record("absent");
     });
 }

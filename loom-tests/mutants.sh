@@ -304,10 +304,28 @@ drained_by_load() {
 pin_relaxed() {
     mutate_epochs pin 1 "slot.fetch_add(unit, Ordering::AcqRel);" "slot.fetch_add(unit, Ordering::Relaxed);"
 }
-# Windowed: a lookup answers a miss without reading the epoch again.
+# Windowed: a lookup that tests the tags answers a miss without reading the epoch again.
 lookup_ignores_epoch_change() {
-    mutate_windowed contains_mixed 1 "read.answers() && self.epochs.current() == epoch" "read.answers()"
-    mutate_windowed contains_again 1 "if now == epoch {" "if true {"
+    mutate_windowed contains_tagged 1 "if now == epoch {" "if true {"
+}
+# Windowed: a lookup matches lanes whatever their tag while the sweep of the epoch is under way.
+lookup_any_age_unswept() {
+    mutate_windowed contains_mixed 1 "if self.epochs.read().swept() {" "if true {"
+}
+# Windowed: the flag that the sweep is done set by every claim, not the one that completes it.
+swept_flag_early() {
+    mutate_epochs swept 1 "if count(before) + buckets != self.buckets {" "if false {"
+}
+# Windowed: the flag that the sweep is done set Relaxed, so a lookup that reads it may still
+# read the entries the sweep emptied.
+swept_flag_relaxed() {
+    mutate_epochs swept 1 "Ordering::Release," "Ordering::Relaxed,"
+}
+# Windowed: the sweep counted with a Release RMW only, so the claim that completes it, and its
+# flag, need not carry the other claims' sweeps.
+swept_count_release() {
+    mutate_epochs swept 1 "self.swept.fetch_add(buckets, Ordering::AcqRel)" \
+        "self.swept.fetch_add(buckets, Ordering::Release)"
 }
 # Windowed: a snapshot's check that the sweep is done Relaxed, so its pass may read words the
 # sweep emptied.
@@ -364,6 +382,10 @@ mutants=(
     "pin_relaxed|windowed: a writer's pin Relaxed"
     "swept_before_sweeping|windowed: a sweep is counted before it sweeps"
     "lookup_ignores_epoch_change|windowed: a lookup answers a miss though the epoch moved"
+    "lookup_any_age_unswept|windowed: a lookup ignores the tags before the sweep is done"
+    "swept_flag_early|windowed: every claim flags the sweep done"
+    "swept_flag_relaxed|windowed: the sweep's flag set Relaxed"
+    "swept_count_release|windowed: the sweep's count Release only"
     "swept_through_relaxed|windowed: a snapshot's check of the sweep Relaxed"
     "snapshot_before_sweep|windowed: a snapshot copies the table before the sweep is done"
 )

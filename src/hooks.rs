@@ -170,6 +170,13 @@ impl<S: BuildHasher> WindowedFilter<S> {
     pub fn start_epoch_unswept(&self) -> bool {
         self.epochs().try_advance()
     }
+
+    /// **Unstable, for tests** (feature `test-hooks`): sweeps one claim of up to `buckets`
+    /// buckets of the current epoch's dead tag, as an insert does. Whether it claimed any.
+    #[doc(hidden)]
+    pub fn sweep_claim(&self, buckets: usize) -> bool {
+        self.sweep_some(buckets)
+    }
 }
 
 /// A test hook's fingerprint argument, checked.

@@ -108,6 +108,16 @@ const fn live_matches(word: u64, fingerprint: Fingerprint) -> u64 {
     (alive & !key_differs) << 1
 }
 
+/// Flags, to be tested by [`any_match`] and exact in every lane's high bit, of the lanes of
+/// `word` that hold the 14 bits of an operation's `fingerprint`, whatever their tag: its live
+/// copies when no lane holds the dead tag.
+#[inline(always)]
+pub(crate) const fn matches_of_any_age(word: u64, fingerprint: Fingerprint) -> u64 {
+    // A lane's 14 bits, equal or not, subtracted from 0x8000: bit 15 stays set exactly when
+    // they are equal, and nothing borrows out of the lane.
+    HIGH_BITS - ((word ^ broadcast(fingerprint.get())) & KEYS)
+}
+
 /// Flags, exact in every lane, of the lanes of `word` equal to `entry`.
 #[inline(always)]
 const fn equal_lanes(word: u64, entry: Fingerprint) -> u64 {

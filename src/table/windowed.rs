@@ -8,8 +8,10 @@
 
 use core::ops::Range;
 
-use super::{Attempt, FirstRead, Refused, Table};
-use crate::bucket::windowed::{at_epoch, refreshed, tagged, without_tagged, Refresh, Windowed};
+use super::{Attempt, FirstRead, PairRead, Refused, Table};
+use crate::bucket::windowed::{
+    at_epoch, matches_of_any_age, refreshed, tagged, without_tagged, Refresh, Windowed,
+};
 use crate::bucket::BucketEncoding;
 use crate::hash::Slots;
 use crate::stats::Event;
@@ -24,12 +26,20 @@ impl Table<Windowed> {
         slots
     }
 
-    /// The first attempt of a lookup's validated read at `epoch`, straight-line as a plain
-    /// lookup's ([`first_read_at`](Self::first_read_at)).
+    /// The first attempt of a lookup's validated read that matches lanes whatever their tag:
+    /// the live copies, while no lane holds the dead tag (`windowed::epochs`, "No dead lane after
+    /// the sweep"), at the cost of a plain lookup.
     #[inline(always)]
-    pub(crate) fn first_read_at_epoch(&self, mixed: u64, epoch: u64) -> FirstRead {
+    pub(crate) fn first_read_of_any_age(&self, mixed: u64) -> FirstRead {
+        let slots = self.slots(mixed);
         // SAFETY: the slots come from this table's `slots`.
-        unsafe { self.first_read_at(self.slots_at(mixed, epoch)) }
+        let PairRead { first, second, changes } = unsafe { self.first_words_at(slots) };
+        let fingerprint = slots.fingerprint;
+        FirstRead {
+            matches: matches_of_any_age(first, fingerprint)
+                | matches_of_any_age(second, fingerprint),
+            changes,
+        }
     }
 
     /// Whether the item has a copy live at `epoch`: the whole validated read of

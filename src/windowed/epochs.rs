@@ -37,12 +37,27 @@
 //! start until they are done. A claim of buckets to sweep names its epoch, and the epoch cannot
 //! advance while a claim is unfinished, so no sweep empties a tag that has become current.
 //!
+//! ### No dead lane after the sweep
+//!
+//! Once the sweep of epoch `e` is counted whole, the claim that completed it sets [`SWEPT`] in
+//! the epoch word, by a CAS from a word of `e` (so never on a later epoch's word). From then until
+//! the epoch moves on, no bucket holds a lane of the dead tag: the sweep emptied them all, writers
+//! pinned to `e` write live tags and move live entries only, and writers pinned to `e - 1`, which
+//! could move an entry of tag `e + 1`, were done before the sweep started. So a lookup that reads
+//! the flag before its buckets may match lanes whatever their tag (`WindowedFilter::contains`):
+//! each lane it reads was live at `e` or written since (later epochs write live tags, move
+//! entries live at `e`, and sweep only entries that were), and a lane missing from a validated
+//! read was missing, whatever the epoch. It answers as a lookup that tests the tags at `e`.
+//!
 //! ## Pairings
 //!
 //! - The sweep's cleared words, then `swept` (Release), are read by [`Epochs::try_advance`]
-//!   (Acquire) before its advance (SeqCst, so Release too), which a lookup's [`Epochs::current`]
+//!   (Acquire) before its advance (SeqCst, so Release too), which a lookup's [`Epochs::read`]
 //!   (Acquire) reads: a lookup that sees epoch `e + 1` sees every tag `e + 1` lane of epoch `e`
 //!   emptied, and never takes one for a new entry.
+//! - The sweep's cleared words, then `swept` (an AcqRel count, so the claim that completes it
+//!   has seen every other claim's), then the flag's CAS (Release), are read by a lookup's
+//!   [`Epochs::read`] (Acquire): a lookup that sees the flag sees every dead lane emptied.
 //! - A writer's unpin (Release) is read by [`Epochs::drained`] (AcqRel), before the sweep's
 //!   claims are reset (AcqRel), which a claim reads (Acquire): a sweep sees the words the
 //!   writers pinned to the epoch before wrote.
@@ -93,10 +108,41 @@ const fn count(word: u64) -> u64 {
     word & MAX_BUCKETS
 }
 
+/// Set in the epoch word once the sweep of its epoch is done: no lane holds the dead tag
+/// ([`Reading::swept`]). The bit below the epoch, so the epoch word's start has one bit less.
+const SWEPT: u64 = 1 << (63 - EPOCH_BITS);
+/// The latest start an epoch word holds.
+const MAX_START: u64 = SWEPT - 1;
+
 /// The epoch of the epoch word, which keeps the epoch's start in the count.
 #[inline(always)]
 const fn epoch_of(word: u64) -> u64 {
     stamp(word)
+}
+
+/// The start of the epoch word's epoch, in ticks.
+#[inline(always)]
+const fn start_of(word: u64) -> u64 {
+    word & MAX_START
+}
+
+/// The epoch word as a lookup reads it ([`Epochs::read`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Reading(u64);
+
+impl Reading {
+    /// The epoch.
+    #[inline(always)]
+    pub(crate) fn epoch(self) -> u64 {
+        epoch_of(self.0)
+    }
+
+    /// Whether the sweep of the epoch was done: then no lane held the dead tag ([No dead lane
+    /// after the sweep](self#no-dead-lane-after-the-sweep)).
+    #[inline(always)]
+    pub(crate) fn swept(self) -> bool {
+        self.0 & SWEPT != 0
+    }
 }
 
 /// A writer counted on its slot under an epoch: until it drops, that epoch is the current one
@@ -201,7 +247,7 @@ impl Epochs {
     pub(crate) fn position(&self) -> (u64, Duration) {
         // Acquire: as `current`.
         let word = self.word.load(Ordering::Acquire);
-        let start = u128::from(count(word)) * u128::from(self.tick);
+        let start = u128::from(start_of(word)) * u128::from(self.tick);
         let into = u64::try_from(self.elapsed().saturating_sub(start)).unwrap_or(u64::MAX);
         (epoch_of(word), Duration::from_nanos(into))
     }
@@ -215,12 +261,19 @@ impl Epochs {
             || self.current() != epoch
     }
 
-    /// The current epoch, as a lookup reads it.
+    /// The current epoch.
     #[inline(always)]
     pub(crate) fn current(&self) -> u64 {
+        self.read().epoch()
+    }
+
+    /// The epoch word, as a lookup reads it.
+    #[inline(always)]
+    pub(crate) fn read(&self) -> Reading {
         // Acquire: pairs with the advance in `try_advance` ([The dead tag is empty before it
-        // comes back](self#the-dead-tag-is-empty-before-it-comes-back)).
-        epoch_of(self.word.load(Ordering::Acquire))
+        // comes back](self#the-dead-tag-is-empty-before-it-comes-back)), and with the flag of
+        // `swept` ([No dead lane after the sweep](self#no-dead-lane-after-the-sweep)).
+        Reading(self.word.load(Ordering::Acquire))
     }
 
     /// Unpins a writer that has written, and reads the epoch after: if it is still the one the
@@ -319,12 +372,28 @@ impl Epochs {
         }
     }
 
-    /// Counts a claim as swept.
+    /// Counts a claim as swept; the claim that completes the sweep flags the epoch word.
     pub(crate) fn swept(&self, claim: &Claim) {
         let buckets = (claim.buckets.end - claim.buckets.start) as u64;
-        // Release: pairs with the Acquire read of `try_advance`. The count keeps its stamp:
-        // the epoch cannot move on before this claim is counted.
-        self.swept.fetch_add(buckets, Ordering::Release);
+        // Release: pairs with the Acquire read of `try_advance`. Acquire: the claim that
+        // completes the count sees every claim's sweep, and the flag passes them all on. The
+        // count keeps its stamp: the epoch cannot move on before this claim is counted.
+        let before = self.swept.fetch_add(buckets, Ordering::AcqRel);
+        if count(before) + buckets != self.buckets {
+            return;
+        }
+        // Relaxed: the CAS checks the value. It fails if the epoch has moved on meanwhile (the
+        // sweep was done, so it may), and the flag is never set on a later epoch's word.
+        let word = self.word.load(Ordering::Relaxed);
+        if epoch_of(word) == claim.epoch {
+            // Release: pairs with a lookup's `read` (Acquire).
+            let _ = self.word.compare_exchange(
+                word,
+                word | SWEPT,
+                Ordering::Release,
+                Ordering::Relaxed,
+            );
+        }
     }
 
     /// Starts the next epoch if the sweep of the current one is done and the clock has read a
@@ -354,17 +423,24 @@ impl Epochs {
         let elapsed = self.elapsed();
         // The comparison rounds the reading down and the new start rounds it up, so an epoch
         // never lasts less than a period.
-        let floor = u64::try_from(elapsed / u128::from(self.tick)).unwrap_or(MAX_BUCKETS);
-        if on_time && floor < count(word).saturating_add(TICKS_PER_PERIOD) {
+        let floor = u64::try_from(elapsed / u128::from(self.tick)).unwrap_or(MAX_START);
+        if on_time && floor < start_of(word).saturating_add(TICKS_PER_PERIOD) {
             return false;
         }
         let start = u64::try_from(elapsed.div_ceil(u128::from(self.tick)))
-            .unwrap_or(MAX_BUCKETS)
-            .min(MAX_BUCKETS);
-        // SeqCst: in S with `unpin_confirmed`'s unpin and load; Release with `current`.
-        self.word
-            .compare_exchange(word, stamped(epoch + 1, start), Ordering::SeqCst, Ordering::Relaxed)
-            .is_ok()
+            .unwrap_or(MAX_START)
+            .min(MAX_START);
+        let next = stamped(epoch + 1, start);
+        let mut word = word;
+        loop {
+            // SeqCst: in S with `unpin_confirmed`'s unpin and load; Release with `read`.
+            match self.word.compare_exchange(word, next, Ordering::SeqCst, Ordering::Relaxed) {
+                Ok(_) => return true,
+                // The sweep's flag, set meanwhile: the epoch is still this call's to advance.
+                Err(actual) if actual == word | SWEPT => word = actual,
+                Err(_) => return false,
+            }
+        }
     }
 }
 
@@ -430,6 +506,25 @@ mod tests {
         drop(writer);
         assert_eq!(sweep_all(&epochs), 4);
         assert_eq!(epochs.pin().epoch(), 1);
+    }
+
+    #[test]
+    fn the_claim_that_completes_the_sweep_flags_its_epoch_alone() {
+        let (epochs, clock) = epochs(10);
+        assert!(!epochs.read().swept(), "a new filter's first sweep has not run");
+        let first = epochs.claim(4).unwrap();
+        let rest: Vec<_> = core::iter::from_fn(|| epochs.claim(4)).collect();
+        rest.iter().for_each(|c| epochs.swept(c));
+        assert!(!epochs.read().swept(), "a claim is unswept");
+        epochs.swept(&first);
+        assert!(epochs.read().swept());
+        assert_eq!(epochs.position().1, Duration::ZERO, "the flag is no part of the start");
+        clock.advance(PERIOD);
+        assert!(epochs.try_advance(), "the flag does not stop the advance");
+        assert_eq!(epochs.current(), 1);
+        assert!(!epochs.read().swept(), "the next epoch has its own sweep");
+        assert_eq!(sweep_all(&epochs), 10);
+        assert!(epochs.read().swept());
     }
 
     #[test]

@@ -444,19 +444,25 @@ impl<S> WindowedFilter<S> {
     /// [`contains`](Self::contains) of the item whose mixed hash is `mixed`.
     #[inline]
     pub(crate) fn contains_mixed(&self, mixed: u64) -> bool {
-        // The first attempt as a plain lookup makes it, with no branch on what it found: it
-        // answers when its read is validated and the epoch did not move.
-        let epoch = self.epochs.current();
-        let read = self.table.first_read_at_epoch(mixed, epoch);
-        if read.answers() && self.epochs.current() == epoch {
-            return read.found();
+        // Once the sweep of the epoch is done, no lane holds the dead tag (`epochs`, "No dead
+        // lane after the sweep"), and the first attempt is a plain lookup's, with no branch on
+        // what it found. Every lane it matches, whatever its tag, was live when the lookup
+        // began or was written since; a validated miss means no lane holds the item. Neither
+        // depends on the epoch moving meanwhile.
+        if self.epochs.read().swept() {
+            let read = self.table.first_read_of_any_age(mixed);
+            if read.answers() {
+                return read.found();
+            }
         }
-        self.contains_again(mixed)
+        self.contains_tagged(mixed)
     }
 
-    /// [`contains_mixed`](Self::contains_mixed) after a first attempt that did not answer.
-    #[cold]
-    fn contains_again(&self, mixed: u64) -> bool {
+    /// [`contains_mixed`](Self::contains_mixed) while the sweep of the epoch is under way, or
+    /// after a first attempt that did not answer: reads that test the lanes' tags, at an epoch
+    /// that did not move meanwhile.
+    #[inline(never)]
+    fn contains_tagged(&self, mixed: u64) -> bool {
         let mut epoch = self.epochs.current();
         for _ in 0..=self.table.lookup_retries() {
             if self.table.contains_at_epoch(mixed, epoch) {
@@ -548,7 +554,7 @@ impl<S> WindowedFilter<S> {
 
     /// Sweeps up to `buckets` buckets of the current epoch's dead tag, if any are left to claim.
     /// Whether it did.
-    fn sweep_some(&self, buckets: usize) -> bool {
+    pub(crate) fn sweep_some(&self, buckets: usize) -> bool {
         let Some(claim) = self.epochs.claim(buckets) else {
             return false;
         };
