@@ -310,7 +310,7 @@ lookup_ignores_epoch_change() {
 }
 # Windowed: a lookup matches lanes whatever their tag while the sweep of the epoch is under way.
 lookup_any_age_unswept() {
-    mutate_windowed contains_mixed 1 "if self.epochs.read().swept() {" "if true {"
+    mutate_windowed contains_mixed 1 "if self.epochs.read().sweep_done() {" "if true {"
 }
 # Windowed: the flag that the sweep is done set by every claim, not the one that completes it.
 swept_flag_early() {

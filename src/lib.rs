@@ -256,7 +256,9 @@
 //!   most 1.5 windows after `t`. Items expire in steps of half a window.
 //! - **No hidden thread.** The expiry work (emptying the dead tag before it comes back as a new
 //!   epoch's) is done by inserts, 128 buckets by every 64th insert of a thread and more by an
-//!   insert that finds no room, and by [`WindowedFilter::tick`]. Lookups never wait for it. A
+//!   insert that finds no room, and by [`WindowedFilter::tick`]. Lookups never wait for it, and
+//!   once an epoch's sweep is done (the whole table) they cost a plain lookup and one read of the
+//!   epoch: no lane then holds an expired entry, so they need not test ages. A
 //!   filter that gets few inserts should be ticked at least every half window; a late tick only
 //!   keeps expired items longer (stale positives), never drops a live one. So does a thread
 //!   stopped in the middle of an insert or remove: the sweep of the next epoch waits for the

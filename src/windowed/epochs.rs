@@ -109,7 +109,7 @@ const fn count(word: u64) -> u64 {
 }
 
 /// Set in the epoch word once the sweep of its epoch is done: no lane holds the dead tag
-/// ([`Reading::swept`]). The bit below the epoch, so the epoch word's start has one bit less.
+/// ([`Reading::sweep_done`]). The bit below the epoch: the start has one bit less.
 const SWEPT: u64 = 1 << (63 - EPOCH_BITS);
 /// The latest start an epoch word holds.
 const MAX_START: u64 = SWEPT - 1;
@@ -140,7 +140,7 @@ impl Reading {
     /// Whether the sweep of the epoch was done: then no lane held the dead tag ([No dead lane
     /// after the sweep](self#no-dead-lane-after-the-sweep)).
     #[inline(always)]
-    pub(crate) fn swept(self) -> bool {
+    pub(crate) fn sweep_done(self) -> bool {
         self.0 & SWEPT != 0
     }
 }
@@ -511,20 +511,20 @@ mod tests {
     #[test]
     fn the_claim_that_completes_the_sweep_flags_its_epoch_alone() {
         let (epochs, clock) = epochs(10);
-        assert!(!epochs.read().swept(), "a new filter's first sweep has not run");
+        assert!(!epochs.read().sweep_done(), "a new filter's first sweep has not run");
         let first = epochs.claim(4).unwrap();
         let rest: Vec<_> = core::iter::from_fn(|| epochs.claim(4)).collect();
         rest.iter().for_each(|c| epochs.swept(c));
-        assert!(!epochs.read().swept(), "a claim is unswept");
+        assert!(!epochs.read().sweep_done(), "a claim is unswept");
         epochs.swept(&first);
-        assert!(epochs.read().swept());
+        assert!(epochs.read().sweep_done());
         assert_eq!(epochs.position().1, Duration::ZERO, "the flag is no part of the start");
         clock.advance(PERIOD);
         assert!(epochs.try_advance(), "the flag does not stop the advance");
         assert_eq!(epochs.current(), 1);
-        assert!(!epochs.read().swept(), "the next epoch has its own sweep");
+        assert!(!epochs.read().sweep_done(), "the next epoch has its own sweep");
         assert_eq!(sweep_all(&epochs), 10);
-        assert!(epochs.read().swept());
+        assert!(epochs.read().sweep_done());
     }
 
     #[test]

@@ -147,9 +147,12 @@ impl<S: BuildHasher> WindowedFilter<S> {
     /// since removed, and for a small fraction of other items (about `8a / 16,380` at load `a`:
     /// 0.049% when full).
     ///
-    /// Wait-free: a bounded number of reads. It reads the epoch, then the item's buckets, then
-    /// the epoch again, and answers `false` only if the epoch did not move meanwhile; after a
-    /// few moves it answers `true` (a rare extra false positive, counted in
+    /// Wait-free: a bounded number of reads. Once the sweep of the current epoch is done
+    /// ([`tick`](Self::tick) does it, and inserts do it a little each), a lookup costs a plain
+    /// filter's and one read more, of the epoch: no lane then holds an expired entry. While the
+    /// sweep is under way, it tests the entries' ages: it reads the epoch, then the item's
+    /// buckets, then the epoch again, and answers `false` only if the epoch did not move
+    /// meanwhile; after a few moves it answers `true` (a rare extra false positive, counted in
     /// [`Stats::conservative_lookups`]).
     ///
     /// # Examples
@@ -449,7 +452,7 @@ impl<S> WindowedFilter<S> {
         // what it found. Every lane it matches, whatever its tag, was live when the lookup
         // began or was written since; a validated miss means no lane holds the item. Neither
         // depends on the epoch moving meanwhile.
-        if self.epochs.read().swept() {
+        if self.epochs.read().sweep_done() {
             let read = self.table.first_read_of_any_age(mixed);
             if read.answers() {
                 return read.found();
