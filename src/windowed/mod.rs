@@ -174,6 +174,11 @@ impl<S: BuildHasher> WindowedFilter<S> {
     /// Removes `item`, if present, and says whether it was: its oldest live copy, so that if the
     /// copy was a colliding item's, the copies left are no older than before.
     ///
+    /// The filter is a set of fingerprints: an item inserted while another with its fingerprint
+    /// and buckets was present (a false positive, about 0.04% of inserts at capacity) only
+    /// refreshed that item's entry. Removing either then takes the entry, and the other answers
+    /// `false`, as a remove of an item never inserted can take another's in any cuckoo filter.
+    ///
     /// # Examples
     ///
     /// ```
