@@ -192,6 +192,7 @@ impl<S: BuildHasher> WindowedFilter<S> {
     /// assert!(!filter.remove("a"));
     /// # Ok::<(), lockfree_cuckoo::InsertError>(())
     /// ```
+    #[inline]
     pub fn remove<T: Hash + ?Sized>(&self, item: &T) -> bool {
         self.remove_mixed(self.mixed_of(item))
     }
@@ -487,6 +488,7 @@ impl<S> WindowedFilter<S> {
     }
 
     /// [`remove`](Self::remove) of the item whose mixed hash is `mixed`.
+    #[inline]
     pub(crate) fn remove_mixed(&self, mixed: u64) -> bool {
         // Before the pin, whose locked RMW would hold the loads back until it completes.
         self.table.prefetch(self.table.slots(mixed));
